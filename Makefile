@@ -1,0 +1,44 @@
+# The two commands a fresh machine needs (see README): `make run` and `make test`.
+VENV   ?= .venv
+PYTHON ?= python3
+BIN     = $(VENV)/bin
+SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test install browser static lint bench clean
+
+## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
+run: install static
+	$(BIN)/gunicorn
+
+## Install everything (Chromium included) and run the whole test suite
+test: install browser static lint
+	$(BIN)/pytest
+
+## Benchmarks: print the figures and write them to bench/results/latest.json
+bench: install browser static
+	$(BIN)/python -m bench
+
+install: $(VENV)/.installed
+
+# Reinstall whenever the package metadata changes.
+$(VENV)/.installed: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# Debian's Chromium drives the WebMCP browser tests; Playwright never downloads a browser here.
+browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
+	@chromium --version 2>/dev/null | grep -q Chromium || { echo "chromium is not usable" >&2; exit 1; }
+
+# Precompressed copies let WhiteNoise serve static files gzipped without compressing per request.
+static: install
+	$(BIN)/python -m whitenoise.compress --quiet static
+
+lint: install
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) instance bench/results
+	find static -name '*.gz' -delete

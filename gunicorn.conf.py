@@ -1,0 +1,26 @@
+"""gunicorn settings for `make run`; environment variables override the defaults."""
+
+import multiprocessing
+import os
+
+wsgi_app = "wsgi:app"
+bind = os.environ.get("BIND", "127.0.0.1:8000")
+# SQLite serializes writes, so a few workers with a few threads each is plenty on one host.
+workers = int(os.environ.get("WEB_CONCURRENCY", min(4, 2 * multiprocessing.cpu_count())))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", 4))
+timeout = 30
+graceful_timeout = 20
+keepalive = 5
+accesslog = "-"
+errorlog = "-"
+# Never load the app in the master: no database connection may cross fork().
+preload_app = False
+
+
+def post_worker_init(worker):
+    """Create, migrate and seed the database as each worker starts (after the fork)."""
+    from webapp.db import prepare_database
+
+    with worker.wsgi.app_context():
+        prepare_database()

@@ -1,0 +1,121 @@
+/*
+ * webmcp-bridge.js: answers WebMCP agents from htmx forms without leaving the page.
+ *
+ * A WebMCP browser turns every <form toolname> into an agent tool. When an agent submits one,
+ * the `submit` event has `agentInvoked === true`, and the page may answer the call itself with
+ * `event.respondWith()` (after `preventDefault()`), instead of letting the form navigate.
+ *
+ * htmx would otherwise cancel that submit and swap the response without answering the agent,
+ * which makes the tool call fail. So this listener runs first (capture phase, on document),
+ * sends the same request htmx would send (marked as an agent's, for the activity log), answers
+ * with the JSON-LD result embedded in the returned partial, and only then swaps the partial
+ * where htmx would have put it: removing the invoked form while its call is pending would
+ * cancel the call, so the answer must come first.
+ *
+ * Without JavaScript none of this runs: forms navigate, and the JSON-LD of the page they land
+ * on is the agent's answer. People's submits are left to htmx untouched.
+ */
+(function () {
+  "use strict";
+
+  var AGENT_HEADER = "WebMCP-Agent-Invoked";
+
+  function attr(form, name) {
+    return form.getAttribute(name) || form.getAttribute("data-" + name);
+  }
+
+  /* The method and URL htmx would use for this form, with the fields of a GET in the query. */
+  function requestFor(form, submitter) {
+    var method = "get";
+    var action = form.getAttribute("action") || location.href;
+    ["get", "post"].forEach(function (verb) {
+      var url = attr(form, "hx-" + verb);
+      if (url !== null) { method = verb; action = url || action; }
+    });
+    var body = new FormData(form, submitter || undefined);
+    var url = new URL(action, location.href);
+    var init = {
+      method: method.toUpperCase(),
+      credentials: "same-origin",
+      headers: { "HX-Request": "true", "HX-Request-Type": "partial", "Accept": "text/html" },
+    };
+    init.headers[AGENT_HEADER] = "true";
+    if (method === "get") {
+      body.forEach(function (value, key) { url.searchParams.append(key, value); });
+    } else {
+      init.body = new URLSearchParams(body);
+    }
+    return { url: url, init: init };
+  }
+
+  /* The result the page embedded for agents: its <script type="application/ld+json">. */
+  function readResult(html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    var block = doc.querySelector('script[type="application/ld+json"]');
+    if (!block) {
+      throw new Error("The page answered without a result.");
+    }
+    return JSON.parse(block.textContent);
+  }
+
+  /* Put the partial where htmx would have, with htmx's own swap (history, out-of-band parts). */
+  function swapLikeHtmx(form, request, html) {
+    var selector = attr(form, "hx-target");
+    var target = selector ? document.querySelector(selector) : form;
+    if (!target || !window.htmx) {
+      return;
+    }
+    var push = attr(form, "hx-push-url");
+    window.htmx.swap({
+      sourceElement: form,
+      target: target,
+      swap: attr(form, "hx-swap") || "innerHTML",
+      text: html,
+      push: push === "true" ? request.url.pathname + request.url.search : push,
+      request: { action: request.url.href },
+    });
+  }
+
+  /* The envelope an agent gets when the site could not be reached at all. */
+  function unreachable(form) {
+    return {
+      action: form.getAttribute("toolname"),
+      status: "internal_error",
+      message: "The site could not be reached. Nothing was changed.",
+      retryable: true,
+      nextAction: "Tell the user the site is unreachable; retry later, not at once.",
+    };
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!event.agentInvoked || !(form instanceof HTMLFormElement) || !form.hasAttribute("toolname")) {
+      return;
+    }
+    if (!attr(form, "hx-get") && !attr(form, "hx-post")) {
+      return; // a plain form: let it navigate; the next page's JSON-LD is the answer
+    }
+    event.preventDefault();
+    event.stopPropagation(); // htmx must not send it a second time
+
+    var request = requestFor(form, event.submitter);
+    form.setAttribute("aria-busy", "true");
+    var answered = fetch(request.url, request.init).then(function (response) {
+      return response.text();
+    });
+    var result = answered.then(readResult).catch(function (error) {
+      console.warn("WebMCP bridge:", error.message);
+      return unreachable(form);
+    });
+    event.respondWith(result);
+
+    // Swap after the answer has been delivered, then let the page settle.
+    Promise.all([answered, result]).then(function (done) {
+      setTimeout(function () { swapLikeHtmx(form, request, done[0]); }, 0);
+    }).catch(function () {
+      // Nothing to swap: the agent was already told the site is unreachable.
+    }).finally(function () {
+      form.removeAttribute("aria-busy");
+    });
+  }, true);
+})();

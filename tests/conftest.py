@@ -1,0 +1,66 @@
+"""Shared fixtures (flaskr style): a fresh app and database per test, its client and CLI."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+
+import pytest
+from whitenoise.compress import Compressor
+
+from webapp import PROJECT_ROOT
+from webapp import create_app
+from webapp.db import prepare_database
+
+
+class Clock:
+    """A clock tests move by hand (the app reads the time only through it)."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def precompressed_static():
+    """What `make static` does: gzip copies of the static files, for WhiteNoise to serve."""
+    compressor = Compressor(quiet=True, use_brotli=False)
+    for root, _, files in os.walk(PROJECT_ROOT / "static"):
+        for name in files:
+            if compressor.should_compress(name):
+                list(compressor.compress(os.path.join(root, name)))
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime.now(UTC).replace(microsecond=0))
+
+
+@pytest.fixture
+def app(tmp_path, clock):
+    app = create_app({
+        "TESTING": True,
+        "SECRET_KEY": "test secret",
+        "DATABASE": str(tmp_path / "events.sqlite"),
+        "CLOCK": clock,
+    })
+    with app.app_context():
+        prepare_database()
+    return app
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()

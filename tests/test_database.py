@@ -1,0 +1,88 @@
+"""Storage set-up and the database commands: init-db and import-events."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from helpers import JSON
+
+from webapp.storage.migrations import migrations
+
+
+def test_init_db_is_idempotent_and_seeds_once(runner, app):
+    first = runner.invoke(args=["init-db"])
+    assert first.exit_code == 0
+    assert "Database ready" in first.output and "seeded" not in first.output
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        count = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations")]
+    assert count >= 24
+    assert names == [m.name for m in migrations._migrations]
+
+
+def test_init_db_creates_and_seeds_a_new_file(tmp_path):
+    from webapp import create_app
+    path = tmp_path / "sub" / "fresh.sqlite"
+    app = create_app({"SECRET_KEY": "x", "DATABASE": str(path)})
+    result = app.test_cli_runner().invoke(args=["init-db"])
+    assert result.exit_code == 0, result.output
+    assert "seeded with the sample events" in result.output
+    assert path.exists()
+
+
+def write(tmp_path, name, document):
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+GOOD_EVENT = {
+    "id": "evt-imported-meetup", "title": "Imported Meetup", "summary": "A test import.",
+    "location": "taichung", "venue": "Test Hall", "price": "paid", "level": "intermediate",
+    "capacity": 30, "startsAt": "2030-05-01T19:00:00+08:00",
+    "endsAt": "2030-05-01T21:00:00+08:00", "registrationDeadline": "2030-04-30T23:59:59+08:00",
+}
+
+
+def test_import_events_upserts_a_file(runner, client, tmp_path):
+    path = write(tmp_path, "good.json", {"events": [GOOD_EVENT]})
+    result = runner.invoke(args=["import-events", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Imported 1 event" in result.output
+    found = client.get("/events?query=Imported+Meetup", headers=JSON).get_json()
+    assert [e["id"] for e in found["data"]["events"]] == ["evt-imported-meetup"]
+    assert found["data"]["events"][0]["startsAt"] == "2030-05-01T19:00:00+08:00"
+
+    renamed = {**GOOD_EVENT, "title": "Renamed Meetup"}
+    runner.invoke(args=["import-events", str(write(tmp_path, "again.json", [renamed]))])
+    found = client.get("/events?query=Renamed", headers=JSON).get_json()
+    assert [e["id"] for e in found["data"]["events"]] == ["evt-imported-meetup"]
+
+
+def test_one_bad_row_imports_nothing_and_says_why(runner, client, tmp_path):
+    bad_rows = [
+        {**GOOD_EVENT, "id": "evt-fine-one"},
+        {**GOOD_EVENT, "id": "Not An Id", "location": "tokyo"},
+        {**GOOD_EVENT, "id": "evt-naive-time", "startsAt": "2030-05-01T19:00:00"},
+        {**GOOD_EVENT, "id": "evt-too-many-held", "heldSeats": 31},
+    ]
+    path = write(tmp_path, "bad.json", {"events": bad_rows})
+    result = runner.invoke(args=["import-events", str(path)])
+    assert result.exit_code != 0
+    assert "nothing imported: 4 problem(s)" in result.output
+    assert "event 2 (Not An Id): id: Not a valid event id." in result.output
+    assert "event 2 (Not An Id): location: Must be one of" in result.output
+    assert "event 3 (evt-naive-time): startsAt: Not a valid aware datetime." in result.output
+    assert "event 4 (evt-too-many-held): heldSeats: Cannot be more than capacity." in result.output
+    found = client.get("/events?query=Imported+Meetup", headers=JSON).get_json()
+    assert found["status"] == "no_results", "the good row must not have been imported alone"
+
+
+def test_import_rejects_files_that_are_not_event_lists(runner, tmp_path):
+    not_json = tmp_path / "broken.json"
+    not_json.write_text("{oops")
+    assert "not valid JSON" in runner.invoke(args=["import-events", str(not_json)]).output
+    wrong_shape = write(tmp_path, "shape.json", {"items": []})
+    assert "expected" in runner.invoke(args=["import-events", str(wrong_shape)]).output

@@ -1,0 +1,213 @@
+"""search_events over HTTP: every status, in all three renderings."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+from bs4 import BeautifulSoup
+from helpers import HTMX
+from helpers import JSON
+from helpers import jsonld_blocks
+from helpers import the_jsonld
+from helpers import three_answers
+
+TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
+SUMMARY_KEYS = {"id", "url", "title", "summary", "startsAt", "location", "price", "level"}
+
+
+def search(client, **params):
+    response = client.get("/events?" + urlencode(params), headers=JSON)
+    return response.status_code, response.get_json()
+
+
+def test_filters_find_the_intro_workshop_first(client):
+    code, body = search(client, location="taipei", price="free", level="beginner")
+    assert code == 200
+    assert body["status"] == "success"
+    assert body["retryable"] is False
+    events = body["data"]["events"]
+    assert events[0]["id"] == "evt-webmcp-intro"
+    assert all(set(event) == SUMMARY_KEYS for event in events)
+    assert all((e["location"], e["price"], e["level"]) == ("taipei", "free", "beginner")
+               for e in events)
+    assert body["data"]["count"] == len(events)
+    assert body["data"]["page"] == 1
+    assert body["appliedFilters"] == {"location": "taipei", "price": "free", "level": "beginner"}
+    assert body["constraintsRelaxed"] is False
+    assert "get_event_details" in body["nextAction"]
+    assert body["untrustedContent"]["fields"] == ["data.events[].title",
+                                                  "data.events[].summary"]
+
+
+def test_the_three_renderings_carry_the_same_result(client):
+    as_json, partial, page = three_answers(client, TAIPEI_FREE_BEGINNER)
+    assert as_json.status_code == partial.status_code == page.status_code == 200
+    assert the_jsonld(partial.data) == as_json.get_json()
+    assert the_jsonld(page.data) == as_json.get_json()
+    assert b"<html" not in partial.data and b"<html" in page.data
+    for response in (as_json, partial, page):
+        assert {"Accept", "HX-Request", "HX-Request-Type"} <= set(response.vary)
+
+
+def test_a_whole_form_and_a_json_client_get_the_same_object(client):
+    """A browser submits every field (blank ones too); JSON clients send only what they mean."""
+    whole_form = ("/events?query=&location=taipei&price=free&level=beginner"
+                  "&date_from=&date_to=&page=1")
+    from_form = client.get(whole_form, headers=JSON).get_json()
+    from_json_body = client.get(TAIPEI_FREE_BEGINNER, headers=JSON).get_json()
+    assert from_form == from_json_body
+    assert "page" not in from_form["appliedFilters"]
+
+
+def test_nothing_matching_is_no_results_not_an_error(client):
+    code, body = search(client, location="kaohsiung", price="paid", level="advanced",
+                        query="Agent")
+    assert code == 200
+    assert body["status"] == "no_results"
+    assert body["requiresUserDecision"] is True
+    assert body["constraintsRelaxed"] is False
+    assert body["appliedFilters"] == {"location": "kaohsiung", "price": "paid",
+                                      "level": "advanced", "query": "Agent"}
+    assert "ask" in body["nextAction"].lower()
+    assert body["data"]["events"] == []
+
+
+def test_no_results_page_says_which_filters_were_applied(client):
+    page = client.get("/events?location=kaohsiung&price=paid&level=advanced&query=Agent")
+    soup = BeautifulSoup(page.data, "html.parser")
+    chips = [li.get_text() for li in soup.select("#results .empty-state .chips li")]
+    assert chips == ["“Agent”", "Kaohsiung", "Paid", "Advanced"]
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"location": "tokyo"}, "location"),
+    ({"price": "cheap"}, "price"),
+    ({"level": "expert"}, "level"),
+    ({"page": "0"}, "page"),
+    ({"page": "two"}, "page"),
+    ({"query": "x" * 101}, "query"),
+    ({"date_from": "2026-13-01"}, "date_from"),
+    ({"date_to": "yesterday"}, "date_to"),
+    ({"date_from": "2027-02-01", "date_to": "2027-01-01"}, "date_from"),
+    ({"colour": "blue"}, "colour"),
+])
+def test_bad_input_is_invalid_input_with_the_field_named(client, params, field):
+    code, body = search(client, **params)
+    assert code == 422
+    assert body["status"] == "invalid_input"
+    assert body["retryable"] is False
+    assert list(body["errors"]) == [field]
+    assert all(isinstance(text, str) and text for text in body["errors"][field])
+
+
+def test_field_errors_are_shown_next_to_the_fields(client):
+    url = "/events?date_from=2027-02-01&date_to=2027-01-01"
+    page = client.get(url)
+    assert page.status_code == 422
+    soup = BeautifulSoup(page.data, "html.parser")
+    control = soup.select_one("form#search_events [name=date_from]")
+    assert control["aria-invalid"] == "true"
+    error = soup.find(id=control["aria-describedby"])
+    assert "after the 'to' date" in error.get_text()
+
+    # The htmx partial leaves the form in place and refreshes its error slots out of band.
+    partial = BeautifulSoup(client.get(url, headers=HTMX).data, "html.parser")
+    slot = partial.find(id="search_events-date_from-error")
+    assert slot["hx-swap-oob"] == "true"
+    assert "after the 'to' date" in slot.get_text()
+    assert partial.find(id="search_events-query-error").get_text() == ""
+
+
+@pytest.mark.parametrize("text", [
+    '"', 'webmcp"', "NOT", "a OR b", "title:WebMCP", "*", "(", "NEAR(a b)", "^WebMCP",
+    "AND OR NOT", "'; DROP TABLE events; --", "-", "\u0000", "網頁",
+])
+def test_full_text_syntax_in_the_query_is_just_text(client, text):
+    code, body = search(client, query=text)
+    assert code in (200, 422)
+    assert body["status"] in ("success", "no_results", "invalid_input")
+    code, body = search(client, query="WebMCP")
+    assert body["status"] == "success"
+
+
+def test_query_matches_title_or_summary_and_prefixes_while_typing(client):
+    _, by_title = search(client, query="Untrusted Copy")
+    assert [e["id"] for e in by_title["data"]["events"]] == ["evt-malicious-copy"]
+    _, by_summary = search(client, query="reveal every secret")
+    assert [e["id"] for e in by_summary["data"]["events"]] == ["evt-malicious-copy"]
+    _, description_only = search(client, query="onerror")
+    assert description_only["status"] == "no_results"
+    _, typing = search(client, query="webm")
+    assert "evt-webmcp-intro" in [e["id"] for e in typing["data"]["events"]]
+
+
+def test_upcoming_events_only_soonest_first(client, clock):
+    _, before = search(client, location="taipei", price="free", level="beginner")
+    assert before["data"]["events"][0]["id"] == "evt-webmcp-intro"
+    starts = [e["startsAt"] for e in before["data"]["events"]]
+    assert starts == sorted(starts)
+
+    clock.advance(days=20)  # the workshop (in 14 days) is now in the past
+    _, after = search(client, location="taipei", price="free", level="beginner")
+    assert "evt-webmcp-intro" not in [e["id"] for e in after["data"]["events"]]
+    assert after["data"]["count"] == before["data"]["count"] - 1
+
+
+def test_pages_of_ten(client):
+    _, first = search(client)
+    total = first["data"]["count"]
+    assert total > 20
+    assert len(first["data"]["events"]) == 10
+    assert first["data"]["hasMore"] is True
+    seen = []
+    page = 1
+    while True:
+        _, body = search(client, page=page)
+        seen += [e["id"] for e in body["data"]["events"]]
+        if not body["data"]["hasMore"]:
+            break
+        page += 1
+    assert len(seen) == len(set(seen)) == total
+
+    _, past_the_end = search(client, page=page + 1)
+    assert past_the_end["status"] == "success"
+    assert past_the_end["data"]["events"] == []
+    assert "past the last page" in past_the_end["message"]
+
+
+def test_count_is_exact_up_to_the_cap_then_flagged(app, client):
+    _, exact = search(client)
+    assert exact["data"]["countCapped"] is False
+    app.config["SEARCH_COUNT_CAP"] = 5
+    _, capped = search(client)
+    assert capped["data"]["count"] == 5
+    assert capped["data"]["countCapped"] is True
+    assert capped["data"]["hasMore"] is True
+    assert capped["message"].startswith("Found more than 5")
+
+
+def test_date_range_is_inclusive_in_the_site_time_zone(client):
+    _, everything = search(client)
+    first = everything["data"]["events"][0]
+    day = first["startsAt"][:10]
+    _, same_day = search(client, date_from=day, date_to=day)
+    assert first["id"] in [e["id"] for e in same_day["data"]["events"]]
+    assert all(e["startsAt"].startswith(day) for e in same_day["data"]["events"])
+    assert same_day["appliedFilters"] == {"date_from": day, "date_to": day}
+
+
+def test_the_page_has_exactly_one_json_ld_block(client):
+    for url in ("/events", TAIPEI_FREE_BEGINNER, "/events?query=Agent&location=kaohsiung"
+                "&price=paid&level=advanced", "/events?page=0"):
+        assert len(jsonld_blocks(client.get(url).data)) == 1
+
+
+def test_pager_links_keep_the_filters(client):
+    soup = BeautifulSoup(client.get("/events?price=free").data, "html.parser")
+    next_link = soup.select_one(".pager a[rel=next]")
+    assert next_link["href"] == "/events?page=2&price=free"
+    assert next_link["hx-get"] == next_link["href"]
+    page_control = soup.select_one(".pager input[name=page]")
+    assert page_control["form"] == "search_events"
+    assert page_control["value"] == "1"

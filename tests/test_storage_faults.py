@@ -1,0 +1,86 @@
+"""The database fails under a running app: safe internal_error answers, then recovery."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from helpers import HTMX
+from helpers import JSON
+from helpers import the_jsonld
+
+LEAKS = ("Traceback", "sqlite", "SELECT", "events_fts", ".sqlite", "/tmp", "OperationalError",
+         "DatabaseError")
+
+
+def assert_safe_internal_error(response, html=False):
+    assert response.status_code == 503
+    text = response.get_data(as_text=True)
+    body = the_jsonld(text) if html else response.get_json()
+    assert body["status"] == "internal_error"
+    assert body["retryable"] is True
+    assert body["action"] == "search_events"
+    for leak in LEAKS:
+        assert leak not in text, f"{leak!r} leaked into the answer"
+
+
+def database_files(app) -> list[Path]:
+    path = Path(app.config["DATABASE"])
+    companions = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    return [p for p in (path, *companions) if p.exists()]
+
+
+@pytest.fixture
+def backup(app, tmp_path):
+    """A consistent copy of the database, to restore after the fault."""
+    copy = tmp_path / "backup.sqlite"
+    with sqlite3.connect(app.config["DATABASE"]) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    return copy
+
+
+def restore(app, backup):
+    for path in database_files(app):
+        path.unlink()
+    shutil.copy(backup, app.config["DATABASE"])
+
+
+def test_removed_database_answers_internal_error_then_recovers(app, client, backup):
+    assert client.get("/events", headers=JSON).status_code == 200
+    for path in database_files(app):
+        path.unlink()
+    assert_safe_internal_error(client.get("/events", headers=JSON))
+    assert_safe_internal_error(client.get("/events", headers=HTMX), html=True)
+    assert_safe_internal_error(client.get("/events"), html=True)
+    assert not Path(app.config["DATABASE"]).exists(), "a missing database must not be recreated"
+
+    restore(app, backup)
+    recovered = client.get("/events", headers=JSON)
+    assert recovered.status_code == 200
+    assert recovered.get_json()["status"] == "success"
+
+
+def test_corrupt_database_answers_internal_error_then_recovers(app, client, backup):
+    for path in database_files(app):
+        path.unlink()
+    Path(app.config["DATABASE"]).write_bytes(b"this is not a database" * 512)
+    assert_safe_internal_error(client.get("/events?query=WebMCP", headers=JSON))
+    assert_safe_internal_error(client.get("/events?query=WebMCP"), html=True)
+
+    restore(app, backup)
+    assert client.get("/events?query=WebMCP", headers=JSON).get_json()["status"] == "success"
+
+
+def test_unreadable_database_answers_internal_error(app, client, backup, monkeypatch):
+    """A permission error looks like any other storage failure to the visitor."""
+    import webapp.storage.sqlite as backend
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file /secret/path.sqlite")
+
+    monkeypatch.setattr(backend.sqlite3, "connect", refuse)
+    assert_safe_internal_error(client.get("/events", headers=JSON))
+    monkeypatch.undo()
+    assert client.get("/events", headers=JSON).status_code == 200

@@ -1,0 +1,104 @@
+"""The database of a running app: one storage connection per request, and the CLI commands.
+
+The file is created, migrated and seeded on first use in each process (after gunicorn has
+forked, never before) or ahead of time with `flask --app webapp init-db`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import click
+from flask import Flask
+from flask import current_app
+from flask import g
+from flask.cli import with_appcontext
+
+from .importer import ImportProblem
+from .importer import read_events
+from .storage import StorageError
+from .storage.sqlite import SQLiteStorage
+
+PREPARED = "webapp.database_prepared"
+
+
+def site_timezone() -> ZoneInfo:
+    """The time zone events are scheduled and shown in."""
+    return ZoneInfo(current_app.config["SITE_TIMEZONE"])
+
+
+def site_now() -> datetime:
+    """The current time, from the app's (replaceable) clock."""
+    return current_app.config["CLOCK"]()
+
+
+def _seed(storage: SQLiteStorage) -> None:
+    today = site_now().astimezone(site_timezone()).date()
+    storage.import_events(read_events(current_app.config["SEED_FILE"], today, site_timezone()))
+
+
+def prepare_database() -> bool:
+    """Create, migrate and (if empty) seed the database; True when it seeded."""
+    config = current_app.config
+    seeded = SQLiteStorage.prepare(config["DATABASE"], seed=_seed,
+                                   busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
+    current_app.extensions[PREPARED] = True
+    return seeded
+
+
+def get_db() -> SQLiteStorage:
+    """The storage of the current request, opened on first use and closed at its end."""
+    if "db" not in g:
+        if not current_app.extensions.get(PREPARED):
+            prepare_database()
+        config = current_app.config
+        g.db = SQLiteStorage.open(config["DATABASE"],
+                                  busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
+    return g.db
+
+
+def close_db(exception: BaseException | None = None) -> None:
+    """Close the request's connection, if it opened one."""
+    db = g.pop("db", None)
+    if db is not None:
+        db.close()
+
+
+@click.command("init-db")
+@with_appcontext
+def init_db_command() -> None:
+    """Create or migrate the database, and seed it with the sample events if it is empty."""
+    seeded = prepare_database()
+    path = current_app.config["DATABASE"]
+    click.echo(f"Database ready at {path}" + (" (seeded with the sample events)." if seeded
+                                               else "."))
+
+
+@click.command("import-events")
+@with_appcontext
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_events_command(file: Path) -> None:
+    """Insert or update the events of FILE (JSON); one bad row rejects the whole file."""
+    today = site_now().astimezone(site_timezone()).date()
+    try:
+        events = read_events(file, today, site_timezone())
+    except ImportProblem as problem:
+        for line in problem.problems:
+            click.echo(f"{file}: {line}", err=True)
+        raise click.ClickException(f"nothing imported: {len(problem.problems)} problem(s)"
+                                   ) from None
+    try:
+        count = get_db().import_events(events)
+    except StorageError as error:
+        raise click.ClickException(f"nothing imported: the database failed ({error.__cause__})"
+                                   ) from None
+    click.echo(f"Imported {count} event(s) from {file}.")
+
+
+def init_app(app: Flask) -> None:
+    """Close connections after each request and register the database commands."""
+    app.teardown_appcontext(close_db)
+    app.cli.add_command(init_db_command)
+    app.cli.add_command(import_events_command)

@@ -1,0 +1,80 @@
+"""Errors as envelopes: every failure answers like a tool result, in JSON or HTML.
+
+Nothing from the exception reaches the client: the message is a fixed, safe sentence and the
+details go to the server log.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask import current_app
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from .storage import StorageError
+from .tooling import current_action
+from .webmcp.negotiation import render_result
+from .webmcp.result import ToolResult
+from .webmcp.result import internal_error
+from .webmcp.result import invalid_input
+from .webmcp.result import not_found
+from .webmcp.result import rate_limited
+from .webmcp.result import session_expired
+
+
+def render_error(result: ToolResult):
+    """Answer with the error envelope: JSON, an htmx partial or a full page."""
+    return render_result(result, "error.html", "_error.html")
+
+
+def handle_http_error(error: HTTPException):
+    """404, 405, 413, 429 and the other HTTP errors, as envelopes."""
+    action = current_action()
+    code = error.code or 500
+    if code == 404:
+        result = not_found(action, "There is no such page.",
+                           next_action="Use the links or tools of a page you were given.")
+    elif code == 405:
+        result = invalid_input(action, {"_schema": ["This address does not accept that method."]},
+                               message="Wrong method for this address.", http_status=405)
+    elif code == 413:
+        result = invalid_input(action, {"_schema": ["The request is too large."]},
+                               message="The request is too large.", http_status=413)
+    elif code == 429:
+        result = rate_limited(action)
+    elif code < 500:
+        result = invalid_input(action, {"_schema": ["The request could not be understood."]},
+                               message="The request could not be understood.", http_status=code)
+    else:
+        result = internal_error(action)
+    response = render_error(result)
+    if code == 405 and error.valid_methods:
+        response.headers["Allow"] = ", ".join(error.valid_methods)
+    return response
+
+
+def handle_csrf_error(error: CSRFError):
+    """A POST with a missing or stale form token: the session that issued it is gone."""
+    return render_error(session_expired(current_action()))
+
+
+def handle_storage_error(error: StorageError):
+    """The database failed outside a tool run (e.g. while rendering a page)."""
+    current_app.logger.exception("storage failure")
+    return render_error(internal_error(current_action()))
+
+
+def handle_unexpected(error: Exception):
+    """Any other exception: log it, answer a safe internal_error."""
+    if isinstance(error, HTTPException):
+        return handle_http_error(error)
+    current_app.logger.exception("unhandled error")
+    return render_error(internal_error(current_action()))
+
+
+def init_app(app: Flask) -> None:
+    """Register the handlers."""
+    app.register_error_handler(CSRFError, handle_csrf_error)
+    app.register_error_handler(HTTPException, handle_http_error)
+    app.register_error_handler(StorageError, handle_storage_error)
+    app.register_error_handler(Exception, handle_unexpected)

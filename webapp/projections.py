@@ -1,0 +1,62 @@
+"""What a result shows of stored things: small projections, never whole rows.
+
+Agents pay for every byte they read and people should only see what they need, so each use
+has its own projection (a search item is smaller than the details of one event).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from .storage import Event
+
+# Organizer-written fields, named in every result that returns them (see ToolResult).
+UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description")
+
+
+def local_time(moment: datetime, timezone: ZoneInfo) -> str:
+    """ISO 8601 in the site's time zone, with its offset (e.g. 2026-12-14T10:00:00+08:00)."""
+    return moment.astimezone(timezone).isoformat(timespec="seconds")
+
+
+def event_url(event_id: str) -> str:
+    """The site-relative address of an event's page."""
+    return f"/events/{event_id}"
+
+
+def event_state(event: Event, now: datetime) -> str:
+    """open, full or closed: registration closes at the deadline; full when no seat is left."""
+    if now > event.registration_deadline or now >= event.starts_at:
+        return "closed"
+    if event.remaining_seats == 0:
+        return "full"
+    return "open"
+
+
+def event_summary(event: Event, timezone: ZoneInfo) -> dict[str, Any]:
+    """A search result item."""
+    return {
+        "id": event.id,
+        "url": event_url(event.id),
+        "title": event.title,
+        "summary": event.summary,
+        "startsAt": local_time(event.starts_at, timezone),
+        "location": event.location,
+        "price": event.price,
+        "level": event.level,
+    }
+
+
+def event_details(event: Event, now: datetime, timezone: ZoneInfo) -> dict[str, Any]:
+    """Everything a visitor needs to decide about one event (seats counted now)."""
+    return {
+        **event_summary(event, timezone),
+        "description": event.description,
+        "endsAt": local_time(event.ends_at, timezone),
+        "venue": event.venue,
+        "remainingSeats": event.remaining_seats,
+        "registrationDeadline": local_time(event.registration_deadline, timezone),
+        "state": event_state(event, now),
+    }

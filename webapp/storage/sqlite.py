@@ -1,0 +1,267 @@
+"""The SQLite backend (sqlite-utils): all of the site's SQL lives in this module.
+
+One `SQLiteStorage` per request (see `webapp.db`). The database runs in WAL mode so readers
+never wait for the writer; writes that check and change inventory take the write lock up front
+with `BEGIN IMMEDIATE`, and `busy_timeout` queues writers from other gunicorn workers.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from typing import ParamSpec
+from typing import TypeVar
+
+from sqlite_utils import Database
+
+from . import Event
+from . import EventPage
+from . import EventQuery
+from . import StorageError
+from .migrations import migrations
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# A free-text term found in more events than this is "common": searching for it walks the
+# start-time index and checks each event against the full-text index, instead of reading
+# every match and sorting them.
+COMMON_TERM_THRESHOLD = 1000
+_WORD = re.compile(r"\w+", re.UNICODE)
+EVENT_COLUMNS = (
+    "e.id, e.title, e.summary, e.description, e.starts_at, e.ends_at, e.location, e.venue, "
+    "e.price, e.level, e.capacity, e.held_seats, e.registration_deadline"
+)
+
+
+def to_text(moment: datetime) -> str:
+    """A datetime as stored: UTC, second precision, `Z` suffix (so text order is time order)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def from_text(text: str) -> datetime:
+    """The datetime stored as `text`."""
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def fts_expression(text: str) -> str | None:
+    """A safe FTS5 query for user text: every word quoted (no operators), the last a prefix.
+
+    Returns None when the text holds no word to look for.
+    """
+    words = _WORD.findall(text)
+    if not words:
+        return None
+    quoted = ['"' + word.replace('"', '""') + '"' for word in words]
+    quoted[-1] += "*"  # so active search finds "webmcp" while the person types "webm"
+    return " ".join(quoted)
+
+
+def guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn any SQLite failure into StorageError; the cause stays in the server log only."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as error:
+            raise StorageError(f"{method.__name__} failed") from error
+
+    return wrapper
+
+
+def _event(row: dict[str, Any], seats_taken: int | None = None) -> Event:
+    return Event(
+        id=row["id"],
+        title=row["title"],
+        summary=row["summary"],
+        description=row["description"],
+        starts_at=from_text(row["starts_at"]),
+        ends_at=from_text(row["ends_at"]),
+        location=row["location"],
+        venue=row["venue"],
+        price=row["price"],
+        level=row["level"],
+        capacity=row["capacity"],
+        held_seats=row["held_seats"],
+        registration_deadline=from_text(row["registration_deadline"]),
+        seats_taken=seats_taken,
+    )
+
+
+def _event_row(event: Event) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "title": event.title,
+        "summary": event.summary,
+        "description": event.description,
+        "starts_at": to_text(event.starts_at),
+        "ends_at": to_text(event.ends_at),
+        "location": event.location,
+        "venue": event.venue,
+        "price": event.price,
+        "level": event.level,
+        "capacity": event.capacity,
+        "held_seats": event.held_seats,
+        "registration_deadline": to_text(event.registration_deadline),
+    }
+
+
+def connect(path: str | Path, *, create: bool = False, busy_timeout_ms: int = 5000) -> Database:
+    """Open the database file (never silently creating a missing one unless `create`)."""
+    mode = "rwc" if create else "rw"
+    uri = f"{Path(path).absolute().as_uri()}?mode={mode}"
+    conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000,
+                           check_same_thread=False)
+    db = Database(conn)
+    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    db.execute("PRAGMA foreign_keys = ON")
+    # WAL with NORMAL sync is durable across application crashes (only a power loss may drop
+    # the last commits), and avoids an fsync per transaction.
+    db.execute("PRAGMA synchronous = NORMAL")
+    return db
+
+
+class SQLiteStorage:
+    """The site's data in one SQLite file."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    @classmethod
+    @guarded
+    def open(cls, path: str | Path, busy_timeout_ms: int = 5000) -> SQLiteStorage:
+        """Storage on an existing database file."""
+        return cls(connect(path, busy_timeout_ms=busy_timeout_ms))
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def write(self) -> Iterator[Database]:
+        """A transaction holding the write lock from its start (BEGIN IMMEDIATE).
+
+        Inside another write it becomes a savepoint of that transaction.
+        """
+        if self.db.conn.in_transaction:
+            with self.db.atomic():
+                yield self.db
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.rollback()
+            raise
+        self.db.commit()
+
+    # -- schema -------------------------------------------------------------------------
+
+    @classmethod
+    @guarded
+    def prepare(cls, path: str | Path, seed: Callable[[SQLiteStorage], None] | None = None,
+                busy_timeout_ms: int = 5000) -> bool:
+        """Create or migrate the database, seeding it if it holds no events.
+
+        Safe to run from several processes at once: the work happens under the write lock.
+        Returns True when the database was seeded.
+        """
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = connect(path, create=True, busy_timeout_ms=busy_timeout_ms)
+        storage = cls(db)
+        try:
+            db.enable_wal()
+            with storage.write():
+                migrations.apply(db)
+                seeded = seed is not None and storage.count_events() == 0
+                if seeded:
+                    seed(storage)
+            if seeded:
+                db.execute("PRAGMA optimize")
+            return seeded
+        finally:
+            db.close()
+
+    # -- events -------------------------------------------------------------------------
+
+    @guarded
+    def count_events(self) -> int:
+        """How many events are stored (past ones included)."""
+        return self.db.execute("SELECT count(*) FROM events").fetchone()[0]
+
+    @guarded
+    def import_events(self, events: list[Event]) -> int:
+        """Insert or update events, all or nothing; returns how many were written."""
+        rows = [_event_row(event) for event in events]
+        with self.write():
+            self.db["events"].upsert_all(rows, pk="id")
+        return len(rows)
+
+    @guarded
+    def get_event(self, event_id: str) -> Event | None:
+        """One event, or None."""
+        rows = list(self.db.query(
+            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?", [event_id]))
+        return _event(rows[0]) if rows else None
+
+    @guarded
+    def search_events(self, query: EventQuery, limit: int, offset: int,
+                      count_cap: int) -> EventPage:
+        """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`."""
+        conditions = ["e.starts_at >= :starts_after"]
+        params: dict[str, Any] = {"starts_after": to_text(query.starts_after)}
+        for column in ("location", "price", "level"):
+            value = getattr(query, column)
+            if value is not None:
+                conditions.append(f"e.{column} = :{column}")
+                params[column] = value
+        if query.starts_from is not None:
+            conditions.append("e.starts_at >= :starts_from")
+            params["starts_from"] = to_text(query.starts_from)
+        if query.starts_before is not None:
+            conditions.append("e.starts_at < :starts_before")
+            params["starts_before"] = to_text(query.starts_before)
+
+        source = "events e"
+        if query.text is not None:
+            match = fts_expression(query.text)
+            if match is None:
+                return EventPage(events=[], count=0, count_capped=False, has_more=False)
+            params["match"] = match
+            if self._is_common(match):
+                conditions.append("EXISTS (SELECT 1 FROM events_fts WHERE events_fts MATCH :match"
+                                  " AND events_fts.rowid = e.rowid)")
+            else:
+                source = "events_fts JOIN events e ON e.rowid = events_fts.rowid"
+                conditions.append("events_fts MATCH :match")
+
+        where = " AND ".join(conditions)
+        rows = list(self.db.query(
+            f"SELECT {EVENT_COLUMNS} FROM {source} WHERE {where} "
+            "ORDER BY e.starts_at, e.id LIMIT :limit OFFSET :offset",
+            {**params, "limit": limit + 1, "offset": offset}))
+        counted = self.db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT :cap)",
+            {**params, "cap": count_cap + 1}).fetchone()[0]
+        return EventPage(
+            events=[_event(row) for row in rows[:limit]],
+            count=min(counted, count_cap),
+            count_capped=counted > count_cap,
+            has_more=len(rows) > limit,
+        )
+
+    def _is_common(self, match: str) -> bool:
+        """Whether a full-text expression matches more events than COMMON_TERM_THRESHOLD."""
+        probed = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT ?)",
+            [match, COMMON_TERM_THRESHOLD + 1]).fetchone()[0]
+        return probed > COMMON_TERM_THRESHOLD

@@ -1,0 +1,70 @@
+"""The site's tool catalog: the only five tools a WebMCP agent may see (DESIGN.md §2).
+
+Confirming a registration or a cancellation is deliberately *not* a tool: only a person
+finishes a write that takes or gives up a seat.
+"""
+
+from .schemas import GetEventDetailsInput
+from .schemas import PrepareEventRegistrationInput
+from .schemas import PrepareRegistrationCancellationInput
+from .schemas import SaveEventInput
+from .schemas import SearchEventsInput
+from .webmcp.catalog import Catalog
+from .webmcp.catalog import Tool
+
+CATALOG = Catalog([
+    Tool(
+        name="search_events",
+        title="Search events",
+        description=(
+            "Search this site's upcoming events and show the matches on the page. Use only the "
+            "conditions the user gave; if nothing matches, ask the user before changing any. "
+            "Results carry opaque event ids for get_event_details."),
+        schema=SearchEventsInput,
+        autosubmit=True,
+        pages=("/events",),
+    ),
+    Tool(
+        name="get_event_details",
+        title="Event details",
+        description=(
+            "Show the full, current details of an event on this page: schedule, venue, "
+            "remaining seats and whether registration is open. Changes nothing."),
+        schema=GetEventDetailsInput,
+        autosubmit=True,
+        pages=("/events", "/events/<event_id>"),
+    ),
+    Tool(
+        name="save_event",
+        title="Save event",
+        description=(
+            "Save the event shown here to the visitor's saved list. Saving it again changes "
+            "nothing and says it was already saved."),
+        schema=SaveEventInput,
+        autosubmit=True,
+        pages=("/events", "/events/<event_id>"),
+        writes="a saved mark (idempotent)",
+    ),
+    Tool(
+        name="prepare_event_registration",
+        title="Prepare registration",
+        description=(
+            "Prepare a registration for the event on this page and show it to the user for "
+            "review. It does not register anyone: only the user can confirm, on the page."),
+        schema=PrepareEventRegistrationInput,
+        autosubmit=True,
+        pages=("/events/<event_id>/register",),
+        writes="a pending confirmation only",
+    ),
+    Tool(
+        name="prepare_registration_cancellation",
+        title="Prepare cancellation",
+        description=(
+            "Prepare cancelling one of the visitor's active registrations and open the "
+            "confirmation dialog. It does not cancel: only the user can confirm, on the page."),
+        schema=PrepareRegistrationCancellationInput,
+        autosubmit=True,
+        pages=("/registrations",),
+        writes="a pending confirmation only",
+    ),
+])

@@ -1,0 +1,60 @@
+"""Tools as declared data: the single list a site may expose to WebMCP agents."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from marshmallow import Schema
+
+# Chromium registers a declarative tool only when its name matches this (webmcp.md §1.1).
+TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One agent tool: a name, what it does, the schema of its inputs, where it appears."""
+
+    name: str
+    title: str
+    description: str
+    schema: type[Schema]
+    autosubmit: bool
+    pages: tuple[str, ...]
+    writes: str = "nothing"
+
+    def __post_init__(self) -> None:
+        if not TOOL_NAME_RE.fullmatch(self.name):
+            raise ValueError(f"invalid tool name {self.name!r}")
+        if not self.description.strip():
+            raise ValueError(f"tool {self.name!r} needs a description")
+
+
+class Catalog:
+    """The frozen set of tools; templates may only expose tools listed here."""
+
+    def __init__(self, tools: Iterable[Tool]):
+        self._tools = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"tool {tool.name!r} is declared twice")
+            self._tools[tool.name] = tool
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names in declaration order."""
+        return list(self._tools)

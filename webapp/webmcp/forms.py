@@ -1,0 +1,170 @@
+"""From a marshmallow schema to the form controls that present it.
+
+Each schema field becomes one `Control`: the HTML control, its label, its agent description and
+its constraints, all read from the field and its validators. The form macro renders controls and
+`expected_input_schema` derives the agent's JSON Schema from the same controls, so the form,
+the validator and the tool schema cannot drift apart.
+
+Field metadata understood here:
+    label           text of the <label> (people read it)
+    description     toolparamdescription (agents read it)
+    input_type      override of the <input type> (e.g. "search")
+    widget          "radio" for a radio group (choices may come from the page at render time)
+    empty_label     text of the "" option of an optional <select> (meaning "any")
+    autocomplete, placeholder, inputmode   passed through to the control
+
+A field may also be *bound* to the page (e.g. the event a detail page shows): it then travels in
+the form's action URL, not as a control, and the agent does not see it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from marshmallow import Schema
+from marshmallow import fields
+from marshmallow import validate
+
+PASS_THROUGH = ("autocomplete", "placeholder", "inputmode")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of a select or radio group."""
+
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Control:
+    """How one schema field is shown in a form."""
+
+    name: str
+    kind: str  # "input", "select" or "radio"
+    label: str
+    input_type: str = "text"
+    description: str | None = None
+    required: bool = False
+    attrs: dict[str, str] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
+    value: str = ""
+    errors: tuple[str, ...] = ()
+
+
+def _validators(field_obj: fields.Field, kind: type) -> list[Any]:
+    return [v for v in field_obj.validators if isinstance(v, kind)]
+
+
+def _number(value: float | int) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _input_type(field_obj: fields.Field) -> str:
+    if "input_type" in field_obj.metadata:
+        return field_obj.metadata["input_type"]
+    if isinstance(field_obj, fields.Email):
+        return "email"
+    if isinstance(field_obj, fields.Date):
+        return "date"
+    if isinstance(field_obj, (fields.Integer, fields.Float, fields.Decimal)):
+        return "number"
+    return "text"
+
+
+def _constraints(field_obj: fields.Field) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for length in _validators(field_obj, validate.Length):
+        if length.max is not None:
+            attrs["maxlength"] = str(length.max)
+        if length.min is not None:
+            attrs["minlength"] = str(length.min)
+    for bounds in _validators(field_obj, validate.Range):
+        if bounds.min is not None:
+            attrs["min"] = _number(bounds.min)
+        if bounds.max is not None:
+            attrs["max"] = _number(bounds.max)
+    if isinstance(field_obj, fields.Integer):
+        attrs["step"] = "1"
+    for regexp in _validators(field_obj, validate.Regexp):
+        attrs["pattern"] = regexp.regex.pattern
+    for key in PASS_THROUGH:
+        if key in field_obj.metadata:
+            attrs[key] = str(field_obj.metadata[key])
+    return attrs
+
+
+def _options(field_obj: fields.Field, page_choices: Iterable[tuple[str, str]] | None,
+             radio: bool) -> tuple[Option, ...]:
+    if page_choices is not None:
+        choices = [Option(str(value), str(label)) for value, label in page_choices]
+    else:
+        choices = []
+        for one_of in _validators(field_obj, validate.OneOf):
+            labels = list(one_of.labels) or [str(c) for c in one_of.choices]
+            choices = [Option(str(c), str(lbl)) for c, lbl in zip(one_of.choices, labels,
+                                                                   strict=True)]
+    if not radio and not field_obj.required and choices:
+        # An optional select offers "" = any; the loader treats "" as not given.
+        choices.insert(0, Option("", field_obj.metadata.get("empty_label", "Any")))
+    return tuple(choices)
+
+
+def _display(value: Any) -> str:
+    if value is None:
+        return ""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def control_for(name: str, field_obj: fields.Field, value: Any = None,
+                errors: Iterable[str] = (), page_choices: Iterable[tuple[str, str]] | None = None
+                ) -> Control:
+    """The control that presents `field_obj` (page-bound choices make it a choice control)."""
+    meta = field_obj.metadata
+    radio = meta.get("widget") == "radio"
+    has_choices = page_choices is not None or bool(_validators(field_obj, validate.OneOf))
+    kind = "radio" if radio else ("select" if has_choices else "input")
+    return Control(
+        name=name,
+        kind=kind,
+        label=meta.get("label", name.replace("_", " ").capitalize()),
+        input_type=_input_type(field_obj) if kind == "input" else "text",
+        description=meta.get("description"),
+        required=field_obj.required,
+        attrs=_constraints(field_obj) if kind == "input" else {},
+        options=_options(field_obj, page_choices, radio) if kind != "input" else (),
+        value=_display(value),
+        errors=tuple(errors),
+    )
+
+
+def agent_fields(schema: type[Schema] | Schema, bound: Iterable[str] = ()
+                 ) -> dict[str, fields.Field]:
+    """The fields an agent fills, in declaration order: all but those bound to the page."""
+    instance = schema() if isinstance(schema, type) else schema
+    bound = set(bound)
+    return {name: f for name, f in instance.load_fields.items() if name not in bound}
+
+
+def controls_for(schema: type[Schema] | Schema, values: Mapping[str, Any] | None = None,
+                 errors: Mapping[str, Any] | None = None,
+                 choices: Mapping[str, Iterable[tuple[str, str]]] | None = None,
+                 bound: Iterable[str] = ()) -> list[Control]:
+    """Every control of a tool form, in schema order, filled with values and field errors."""
+    values = values or {}
+    errors = errors or {}
+    choices = choices or {}
+    controls = []
+    for name, field_obj in agent_fields(schema, bound).items():
+        field_errors = errors.get(name, ())
+        if isinstance(field_errors, str):
+            field_errors = (field_errors,)
+        controls.append(control_for(name, field_obj, values.get(name), field_errors,
+                                    choices.get(name)))
+    return controls

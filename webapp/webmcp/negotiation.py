@@ -1,0 +1,103 @@
+"""One action, three answers: JSON, an htmx partial, or the full page.
+
+Every HTML answer embeds the result once as JSON-LD (see the `jsonld` macro), so a WebMCP
+browser that navigated gets the same object a JSON client gets. After a POST without
+JavaScript the result is carried once across the 303 redirect, so the page the browser lands
+on embeds the result of that POST instead of the page's default one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask import jsonify
+from flask import make_response
+from flask import redirect
+from flask import render_template
+from flask import request
+from flask import session
+
+from .result import Status
+from .result import ToolResult
+
+# Answers that branch on these request headers must say so, or caches mix them up.
+VARY_HEADERS = ("Accept", "HX-Request", "HX-Request-Type")
+CARRY_KEY = "webmcp_carried_result"
+# Results that lead to another page; any other result is answered in place.
+PROGRESS = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
+
+
+def wants_json() -> bool:
+    """True when the client strictly prefers JSON to HTML (so `*/*` still gets HTML)."""
+    accept = request.accept_mimetypes
+    return accept["application/json"] > accept["text/html"]
+
+
+def is_partial() -> bool:
+    """True for an htmx request that swaps part of a page (not a history restore or a boost)."""
+    headers = request.headers
+    return (
+        headers.get("HX-Request") == "true"
+        and headers.get("HX-Boosted") != "true"
+        and headers.get("HX-History-Restore-Request") != "true"
+        and headers.get("HX-Request-Type", "partial") != "full"
+    )
+
+
+def with_vary(response: Response) -> Response:
+    """Mark a response as depending on the negotiation headers."""
+    response.vary.update(VARY_HEADERS)
+    return response
+
+
+def render_result(result: ToolResult, page: str, partial: str, **context: Any) -> Response:
+    """Answer with JSON, the partial or the full page, all carrying the same envelope."""
+    if wants_json():
+        response = jsonify(result.to_dict())
+    else:
+        template = partial if is_partial() else page
+        response = make_response(render_template(template, result=result, **context))
+    response.status_code = result.status_code
+    return with_vary(response)
+
+
+def render_post_result(result: ToolResult, page: str, partial: str, redirect_to: str,
+                       carried: dict[str, Any] | None = None, **context: Any) -> Response:
+    """Answer a POST: JSON, the partial, or without JavaScript the classic pattern.
+
+    A result that moved things forward (success, confirmation_required) answers 303 to the page
+    that shows it and carries the envelope there once; a failure re-renders `page` with its
+    status, keeping what was typed. `carried` holds values the landing page needs and that
+    never belong in the envelope (e.g. the token of a human-only confirm form).
+    """
+    if wants_json() or is_partial() or result.status not in PROGRESS:
+        return render_result(result, page, partial, **context)
+    session[CARRY_KEY] = {"path": redirect_to.split("?")[0], "result": result.to_dict(),
+                          "extra": carried or {}}
+    return with_vary(redirect(redirect_to, code=303))
+
+
+def take_carried_result() -> tuple[ToolResult, dict[str, Any]] | None:
+    """The result a POST carried to this page, consumed by the first page view after it."""
+    carried = session.pop(CARRY_KEY, None)
+    if not carried or carried.get("path") != request.path:
+        return None
+    return result_from_dict(carried["result"]), carried.get("extra", {})
+
+
+def result_from_dict(envelope: dict[str, Any]) -> ToolResult:
+    """Rebuild a ToolResult from its envelope (the inverse of ToolResult.to_dict)."""
+    untrusted = envelope.get("untrustedContent") or {}
+    return ToolResult(
+        action=envelope["action"],
+        status=Status.from_word(envelope["status"]),
+        message=envelope["message"],
+        data=envelope.get("data"),
+        errors=envelope.get("errors"),
+        next_action=envelope.get("nextAction"),
+        requires_user_decision=envelope.get("requiresUserDecision"),
+        applied_filters=envelope.get("appliedFilters"),
+        constraints_relaxed=envelope.get("constraintsRelaxed"),
+        untrusted_fields=tuple(untrusted.get("fields", ())),
+    )
