@@ -68,11 +68,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from . import assets
     from . import events
+    from . import registrations
+    from . import saved
     from . import templating
 
     assets.init_app(app)
     templating.init_app(app)
     app.register_blueprint(events.bp)
+    app.register_blueprint(registrations.bp)
+    app.register_blueprint(saved.bp)
     app.register_blueprint(health.bp)
 
     @app.get("/")

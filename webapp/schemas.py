@@ -117,3 +117,9 @@ class ConfirmInput(ToolInput):
     """A human-only confirm form: the single-use token of the review it confirms."""
 
     confirmation_token = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+class ConfirmCancellationInput(ConfirmInput):
+    """Confirming a cancellation: the token, and the registration its address names."""
+
+    registration_id = fields.String(required=True, validate=REGISTRATION_ID)

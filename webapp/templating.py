@@ -20,7 +20,13 @@ def when(iso: str | None, with_time: bool = True) -> str:
     return f"{text}, {moment:%H:%M}" if with_time else text
 
 
+def pairs(items: list[dict], value: str, label: str) -> list[tuple[str, str]]:
+    """(value, label) pairs from a list of dicts: the choices of a page-bound radio group."""
+    return [(item[value], item[label]) for item in items]
+
+
 def init_app(app: Flask) -> None:
     """Register the helpers."""
     app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS)

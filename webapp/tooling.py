@@ -15,14 +15,19 @@ from .actions import ActionContext
 from .db import get_db
 from .db import site_now
 from .db import site_timezone
+from .storage import Activity
 from .storage import Storage
 from .storage import StorageError
+from .visitors import SessionExpired
+from .visitors import cookie_visitor
+from .visitors import visitor_for_write
 from .webmcp.inputs import InputError
 from .webmcp.inputs import load_input
 from .webmcp.inputs import read_input
 from .webmcp.result import ToolResult
 from .webmcp.result import internal_error
 from .webmcp.result import invalid_input
+from .webmcp.result import session_expired
 
 # The JS bridge marks the requests it sends for an agent-invoked submit with this header.
 AGENT_HEADER = "WebMCP-Agent-Invoked"
@@ -75,19 +80,45 @@ def current_action(default: str = "request") -> str:
 
 
 def run_tool(name: str, action: Action, schema: Any, bound: dict[str, Any] | None = None,
-             ctx: ActionContext | None = None) -> tuple[ToolResult, dict[str, Any]]:
-    """Validate the request's input with `schema` and run `action` on it.
+             writes: bool = False) -> tuple[ToolResult, dict[str, Any]]:
+    """Validate the request's input with `schema`, run `action` on it, log the call.
 
-    Returns the result and the input as submitted (to show it again in the form).
+    A write needs a live visitor (created on the first write). Returns the result and the
+    input as submitted (to show it again in the form).
     """
     submitted: dict[str, Any] = {}
+    visitor_id = cookie_visitor()
     try:
         submitted = read_input()
         params = load_input(schema, submitted, bound)
     except InputError as error:
-        return invalid_input(name, error.errors), submitted
+        result = invalid_input(name, error.errors)
+    else:
+        try:
+            db = get_db()
+            if writes:
+                visitor_id = visitor_for_write(db)
+            result = action(db, params, action_context(visitor_id))
+        except SessionExpired:
+            result = session_expired(name)
+        except StorageError:
+            current_app.logger.exception("%s failed in storage", name)
+            result = internal_error(name)
+    record(name, result, visitor_id)
+    return result, submitted
+
+
+def record(action: str, result: ToolResult, visitor_id: str | None) -> None:
+    """Log a call in the visitor's activity (who, what, outcome, target; no free text).
+
+    Nobody can read an anonymous line, so calls without a visitor are not logged; a failure
+    to log never fails the call.
+    """
+    if visitor_id is None:
+        return
     try:
-        return action(get_db(), params, ctx or action_context()), submitted
+        get_db().record_activity(Activity(at=site_now(), visitor_id=visitor_id,
+                                          source=request_source(), action=action,
+                                          status=result.status.word, target_id=result.target))
     except StorageError:
-        current_app.logger.exception("%s failed in storage", name)
-        return internal_error(name), submitted
+        current_app.logger.exception("could not record the activity of %s", action)

@@ -8,8 +8,11 @@ Times cross this boundary as timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
+from typing import Any
 from typing import Protocol
 
 
@@ -67,16 +70,107 @@ class EventPage:
     has_more: bool
 
 
-class Storage(Protocol):
-    """What a storage backend provides (the SQLite backend is the reference)."""
+@dataclass(frozen=True)
+class Registration:
+    """A visitor's registration for an event (with the event's title and start, for lists)."""
 
+    id: str
+    event_id: str
+    visitor_id: str
+    attendee_name: str
+    email: str
+    state: str
+    created_at: datetime
+    cancelled_at: datetime | None = None
+    event_title: str = ""
+    event_starts_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """A pending human confirmation: single-use, bound to visitor, action and target."""
+
+    token_hash: str
+    visitor_id: str
+    action: str
+    target_id: str
+    created_at: datetime
+    expires_at: datetime
+    payload: dict[str, Any] = field(default_factory=dict)
+    used_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One line of the activity log: who (person or agent) did what, with which outcome."""
+
+    at: datetime
+    visitor_id: str | None
+    source: str
+    action: str
+    status: str
+    target_id: str | None = None
+
+
+class Storage(Protocol):
+    """What a storage backend provides (the SQLite backend is the reference).
+
+    `transaction()` holds the write lock for a check-then-change sequence (SQLite: BEGIN
+    IMMEDIATE; PostgreSQL: a transaction whose `get_event(..., for_update=True)` locks the
+    event row). Every other method is atomic on its own.
+    """
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def close(self) -> None: ...
+
+    # events
     def search_events(self, query: EventQuery, limit: int, offset: int,
                       count_cap: int) -> EventPage: ...
 
-    def get_event(self, event_id: str) -> Event | None: ...
+    def get_event(self, event_id: str, count_seats: bool = False,
+                  for_update: bool = False) -> Event | None: ...
 
     def import_events(self, events: list[Event]) -> int: ...
 
     def count_events(self) -> int: ...
 
-    def close(self) -> None: ...
+    # visitors
+    def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None: ...
+
+    def visitor_expires_at(self, visitor_id: str) -> datetime | None: ...
+
+    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None: ...
+
+    # saved events
+    def save_event(self, visitor_id: str, event_id: str, now: datetime) -> bool: ...
+
+    def remove_saved_event(self, visitor_id: str, event_id: str) -> bool: ...
+
+    def saved_events(self, visitor_id: str) -> list[Event]: ...
+
+    def is_saved(self, visitor_id: str, event_id: str) -> bool: ...
+
+    # registrations
+    def create_registration(self, registration: Registration) -> None: ...
+
+    def get_registration(self, registration_id: str) -> Registration | None: ...
+
+    def active_registration(self, visitor_id: str, event_id: str) -> Registration | None: ...
+
+    def visitor_registrations(self, visitor_id: str) -> list[Registration]: ...
+
+    def cancel_registration(self, registration_id: str, now: datetime) -> None: ...
+
+    # confirmations
+    def create_confirmation(self, confirmation: Confirmation) -> None: ...
+
+    def get_confirmation(self, token_hash: str) -> Confirmation | None: ...
+
+    def use_confirmation(self, token_hash: str, now: datetime) -> None: ...
+
+    # activity
+    def record_activity(self, entry: Activity) -> None: ...
+
+    def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]: ...
+

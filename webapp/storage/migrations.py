@@ -40,3 +40,75 @@ def create_events(db: Database) -> None:
     table.create_index(["location", "price", "level", "starts_at", "id"],
                        index_name="events_by_all_filters")
     table.enable_fts(["title", "summary"], create_triggers=True, tokenize="porter")
+
+
+@migrations(name="002_visitors_registrations")
+def create_visitor_tables(db: Database) -> None:
+    """Anonymous visitors and what belongs to them; confirmations; the activity log."""
+    db.execute(
+        """
+        CREATE TABLE visitors (
+            id TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE saved_events (
+            visitor_id TEXT NOT NULL REFERENCES visitors(id),
+            event_id TEXT NOT NULL REFERENCES events(id),
+            saved_at TEXT NOT NULL,
+            PRIMARY KEY (visitor_id, event_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE registrations (
+            id TEXT PRIMARY KEY,
+            event_id TEXT NOT NULL REFERENCES events(id),
+            visitor_id TEXT NOT NULL REFERENCES visitors(id),
+            attendee_name TEXT NOT NULL,
+            email TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('active', 'cancelled')),
+            created_at TEXT NOT NULL,
+            cancelled_at TEXT
+        )
+        """
+    )
+    # Seats are counted, never stored: remaining = capacity - held - active registrations.
+    db.execute("CREATE INDEX registrations_by_event ON registrations (event_id, state)")
+    db.execute("CREATE INDEX registrations_by_visitor ON registrations (visitor_id, created_at)")
+    # One active registration per visitor and event, whatever the application does.
+    db.execute("CREATE UNIQUE INDEX one_active_registration ON registrations "
+               "(event_id, visitor_id) WHERE state = 'active'")
+    db.execute(
+        """
+        CREATE TABLE confirmations (
+            token_hash TEXT PRIMARY KEY,        -- SHA-256 of the token; the token is never stored
+            visitor_id TEXT NOT NULL REFERENCES visitors(id),
+            action TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            payload TEXT NOT NULL,              -- JSON: what the person reviewed
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE activity (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            visitor_id TEXT,
+            source TEXT NOT NULL,               -- human or agent
+            action TEXT NOT NULL,
+            status TEXT NOT NULL,
+            target_id TEXT                      -- an event or registration id; no free text
+        )
+        """
+    )
+    db.execute("CREATE INDEX activity_by_visitor ON activity (visitor_id, at)")

@@ -8,6 +8,7 @@ with `BEGIN IMMEDIATE`, and `busy_timeout` queues writers from other gunicorn wo
 from __future__ import annotations
 
 import functools
+import json
 import re
 import sqlite3
 from collections.abc import Callable
@@ -22,9 +23,12 @@ from typing import TypeVar
 
 from sqlite_utils import Database
 
+from . import Activity
+from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
+from . import Registration
 from . import StorageError
 from .migrations import migrations
 
@@ -97,6 +101,27 @@ def _event(row: dict[str, Any], seats_taken: int | None = None) -> Event:
     )
 
 
+REGISTRATION_SELECT = (
+    "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
+    "FROM registrations r JOIN events e ON e.id = r.event_id"
+)
+
+
+def _registration(row: dict[str, Any]) -> Registration:
+    return Registration(
+        id=row["id"],
+        event_id=row["event_id"],
+        visitor_id=row["visitor_id"],
+        attendee_name=row["attendee_name"],
+        email=row["email"],
+        state=row["state"],
+        created_at=from_text(row["created_at"]),
+        cancelled_at=from_text(row["cancelled_at"]) if row["cancelled_at"] else None,
+        event_title=row["event_title"],
+        event_starts_at=from_text(row["event_starts_at"]),
+    )
+
+
 def _event_row(event: Event) -> dict[str, Any]:
     return {
         "id": event.id,
@@ -147,22 +172,30 @@ class SQLiteStorage:
         self.db.close()
 
     @contextmanager
-    def write(self) -> Iterator[Database]:
+    def transaction(self) -> Iterator[Database]:
         """A transaction holding the write lock from its start (BEGIN IMMEDIATE).
 
-        Inside another write it becomes a savepoint of that transaction.
+        Other writers wait (busy_timeout) instead of failing half-way; inside another
+        transaction it becomes a savepoint of that one.
         """
         if self.db.conn.in_transaction:
             with self.db.atomic():
                 yield self.db
             return
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise StorageError("could not take the write lock") from error
         try:
             yield self.db
         except BaseException:
             self.db.rollback()
             raise
-        self.db.commit()
+        try:
+            self.db.commit()
+        except sqlite3.Error as error:
+            self.db.rollback()
+            raise StorageError("commit failed") from error
 
     # -- schema -------------------------------------------------------------------------
 
@@ -180,7 +213,7 @@ class SQLiteStorage:
         storage = cls(db)
         try:
             db.enable_wal()
-            with storage.write():
+            with storage.transaction():
                 migrations.apply(db)
                 seeded = seed is not None and storage.count_events() == 0
                 if seeded:
@@ -202,16 +235,29 @@ class SQLiteStorage:
     def import_events(self, events: list[Event]) -> int:
         """Insert or update events, all or nothing; returns how many were written."""
         rows = [_event_row(event) for event in events]
-        with self.write():
+        with self.transaction():
             self.db["events"].upsert_all(rows, pk="id")
         return len(rows)
 
     @guarded
-    def get_event(self, event_id: str) -> Event | None:
-        """One event, or None."""
+    def get_event(self, event_id: str, count_seats: bool = False,
+                  for_update: bool = False) -> Event | None:
+        """One event, or None; with `count_seats`, its taken seats counted now.
+
+        (`for_update` matters to backends with row locks; SQLite's transaction already holds
+        the whole database.)
+        """
         rows = list(self.db.query(
             f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?", [event_id]))
-        return _event(rows[0]) if rows else None
+        if not rows:
+            return None
+        taken = None
+        if count_seats:
+            active = self.db.execute(
+                "SELECT count(*) FROM registrations WHERE event_id = ? AND state = 'active'",
+                [event_id]).fetchone()[0]
+            taken = rows[0]["held_seats"] + active
+        return _event(rows[0], seats_taken=taken)
 
     @guarded
     def search_events(self, query: EventQuery, limit: int, offset: int,
@@ -265,3 +311,168 @@ class SQLiteStorage:
             "SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT ?)",
             [match, COMMON_TERM_THRESHOLD + 1]).fetchone()[0]
         return probed > COMMON_TERM_THRESHOLD
+
+    # -- visitors -----------------------------------------------------------------------
+
+    @guarded
+    def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None:
+        """Start a visitor session."""
+        self.db["visitors"].insert({"id": visitor_id, "created_at": to_text(now),
+                                    "expires_at": to_text(expires_at)})
+
+    @guarded
+    def visitor_expires_at(self, visitor_id: str) -> datetime | None:
+        """When the visitor's session ends, or None if there is no such visitor."""
+        row = self.db.execute("SELECT expires_at FROM visitors WHERE id = ?",
+                              [visitor_id]).fetchone()
+        return from_text(row[0]) if row else None
+
+    @guarded
+    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None:
+        """Keep an active visitor's session alive until `expires_at`."""
+        self.db.execute("UPDATE visitors SET expires_at = ? WHERE id = ?",
+                        [to_text(expires_at), visitor_id])
+
+    # -- saved events -------------------------------------------------------------------
+
+    @guarded
+    def save_event(self, visitor_id: str, event_id: str, now: datetime) -> bool:
+        """Mark an event saved; False when it already was (nothing is written then)."""
+        cursor = self.db.execute(
+            "INSERT INTO saved_events (visitor_id, event_id, saved_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (visitor_id, event_id) DO NOTHING",
+            [visitor_id, event_id, to_text(now)])
+        return cursor.rowcount == 1
+
+    @guarded
+    def remove_saved_event(self, visitor_id: str, event_id: str) -> bool:
+        """Forget a saved event; False when it was not saved."""
+        cursor = self.db.execute(
+            "DELETE FROM saved_events WHERE visitor_id = ? AND event_id = ?",
+            [visitor_id, event_id])
+        return cursor.rowcount == 1
+
+    @guarded
+    def saved_events(self, visitor_id: str) -> list[Event]:
+        """The visitor's saved events, soonest first."""
+        rows = self.db.query(
+            f"SELECT {EVENT_COLUMNS} FROM saved_events s JOIN events e ON e.id = s.event_id "
+            "WHERE s.visitor_id = ? ORDER BY e.starts_at, e.id", [visitor_id])
+        return [_event(row) for row in rows]
+
+    @guarded
+    def is_saved(self, visitor_id: str, event_id: str) -> bool:
+        """Whether the visitor saved the event."""
+        return self.db.execute(
+            "SELECT 1 FROM saved_events WHERE visitor_id = ? AND event_id = ?",
+            [visitor_id, event_id]).fetchone() is not None
+
+    # -- registrations ------------------------------------------------------------------
+
+    @guarded
+    def create_registration(self, registration: Registration) -> None:
+        """Store a new registration (call inside `transaction()` after checking seats)."""
+        self.db["registrations"].insert({
+            "id": registration.id,
+            "event_id": registration.event_id,
+            "visitor_id": registration.visitor_id,
+            "attendee_name": registration.attendee_name,
+            "email": registration.email,
+            "state": registration.state,
+            "created_at": to_text(registration.created_at),
+            "cancelled_at": None,
+        })
+
+    @guarded
+    def get_registration(self, registration_id: str) -> Registration | None:
+        """One registration, or None."""
+        rows = list(self.db.query(f"{REGISTRATION_SELECT} WHERE r.id = ?", [registration_id]))
+        return _registration(rows[0]) if rows else None
+
+    @guarded
+    def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:
+        """The visitor's active registration for the event, if any."""
+        rows = list(self.db.query(
+            f"{REGISTRATION_SELECT} WHERE r.visitor_id = ? AND r.event_id = ? "
+            "AND r.state = 'active'", [visitor_id, event_id]))
+        return _registration(rows[0]) if rows else None
+
+    @guarded
+    def visitor_registrations(self, visitor_id: str) -> list[Registration]:
+        """All of the visitor's registrations, active first, then by event start."""
+        rows = self.db.query(
+            f"{REGISTRATION_SELECT} WHERE r.visitor_id = ? "
+            "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at", [visitor_id])
+        return [_registration(row) for row in rows]
+
+    @guarded
+    def cancel_registration(self, registration_id: str, now: datetime) -> None:
+        """Mark a registration cancelled (its seat is free from then on)."""
+        self.db.execute(
+            "UPDATE registrations SET state = 'cancelled', cancelled_at = ? "
+            "WHERE id = ? AND state = 'active'", [to_text(now), registration_id])
+
+    # -- confirmations ------------------------------------------------------------------
+
+    @guarded
+    def create_confirmation(self, confirmation: Confirmation) -> None:
+        """Store a pending confirmation."""
+        self.db["confirmations"].insert({
+            "token_hash": confirmation.token_hash,
+            "visitor_id": confirmation.visitor_id,
+            "action": confirmation.action,
+            "target_id": confirmation.target_id,
+            "payload": json.dumps(confirmation.payload),
+            "created_at": to_text(confirmation.created_at),
+            "expires_at": to_text(confirmation.expires_at),
+            "used_at": None,
+        })
+
+    @guarded
+    def get_confirmation(self, token_hash: str) -> Confirmation | None:
+        """The confirmation with this token hash, or None."""
+        rows = list(self.db.query("SELECT * FROM confirmations WHERE token_hash = ?",
+                                  [token_hash]))
+        if not rows:
+            return None
+        row = rows[0]
+        return Confirmation(
+            token_hash=row["token_hash"],
+            visitor_id=row["visitor_id"],
+            action=row["action"],
+            target_id=row["target_id"],
+            payload=json.loads(row["payload"]),
+            created_at=from_text(row["created_at"]),
+            expires_at=from_text(row["expires_at"]),
+            used_at=from_text(row["used_at"]) if row["used_at"] else None,
+        )
+
+    @guarded
+    def use_confirmation(self, token_hash: str, now: datetime) -> None:
+        """Spend a confirmation (call inside the transaction that acts on it)."""
+        self.db.execute("UPDATE confirmations SET used_at = ? WHERE token_hash = ?",
+                        [to_text(now), token_hash])
+
+    # -- activity -----------------------------------------------------------------------
+
+    @guarded
+    def record_activity(self, entry: Activity) -> None:
+        """Append one line to the activity log."""
+        self.db["activity"].insert({
+            "at": to_text(entry.at),
+            "visitor_id": entry.visitor_id,
+            "source": entry.source,
+            "action": entry.action,
+            "status": entry.status,
+            "target_id": entry.target_id,
+        })
+
+    @guarded
+    def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]:
+        """The visitor's latest activity, newest first."""
+        rows = self.db.query(
+            "SELECT * FROM activity WHERE visitor_id = ? ORDER BY at DESC, id DESC LIMIT ?",
+            [visitor_id, limit])
+        return [Activity(at=from_text(row["at"]), visitor_id=row["visitor_id"],
+                         source=row["source"], action=row["action"], status=row["status"],
+                         target_id=row["target_id"]) for row in rows]

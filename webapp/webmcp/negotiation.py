@@ -1,7 +1,8 @@
 """One action, three answers: JSON, an htmx partial, or the full page.
 
 Every HTML answer embeds the result once as JSON-LD (see the `jsonld` macro), so a WebMCP
-browser that navigated gets the same object a JSON client gets. After a POST without
+browser that navigated gets the same object a JSON client gets; templates that are included
+in a page never render it themselves. After a POST without
 JavaScript the result is carried once across the 303 redirect, so the page the browser lands
 on embeds the result of that POST instead of the page's default one.
 """
@@ -52,41 +53,53 @@ def with_vary(response: Response) -> Response:
 
 
 def render_result(result: ToolResult, page: str, partial: str, **context: Any) -> Response:
-    """Answer with JSON, the partial or the full page, all carrying the same envelope."""
+    """Answer with JSON, the partial or the full page, all carrying the same envelope.
+
+    The envelope is embedded once as JSON-LD: before the partial's content, or in the page's
+    <head> (the page's base template renders `result` with the `jsonld` macro).
+    """
     if wants_json():
         response = jsonify(result.to_dict())
+    elif is_partial():
+        response = make_response(render_template("webmcp/partial.html", partial_template=partial,
+                                                 result=result, **context))
     else:
-        template = partial if is_partial() else page
-        response = make_response(render_template(template, result=result, **context))
+        response = make_response(render_template(page, result=result, **context))
     response.status_code = result.status_code
     return with_vary(response)
 
 
 def render_post_result(result: ToolResult, page: str, partial: str, redirect_to: str,
-                       carried: dict[str, Any] | None = None, **context: Any) -> Response:
+                       **context: Any) -> Response:
     """Answer a POST: JSON, the partial, or without JavaScript the classic pattern.
 
     A result that moved things forward (success, confirmation_required) answers 303 to the page
-    that shows it and carries the envelope there once; a failure re-renders `page` with its
-    status, keeping what was typed. `carried` holds values the landing page needs and that
-    never belong in the envelope (e.g. the token of a human-only confirm form).
+    that shows it and carries the envelope there once (with its `page_only` values, such as
+    the token of a human-only confirm form); a failure re-renders `page` with its status,
+    keeping what was typed.
     """
     if wants_json() or is_partial() or result.status not in PROGRESS:
         return render_result(result, page, partial, **context)
     session[CARRY_KEY] = {"path": redirect_to.split("?")[0], "result": result.to_dict(),
-                          "extra": carried or {}}
+                          "page_only": result.page_only}
     return with_vary(redirect(redirect_to, code=303))
 
 
-def take_carried_result() -> tuple[ToolResult, dict[str, Any]] | None:
-    """The result a POST carried to this page, consumed by the first page view after it."""
+def page_result(default: ToolResult | None = None) -> ToolResult | None:
+    """The result a full page shows: the one a POST carried here, else `default`.
+
+    Only a full-page request consumes a carried result (JSON and partials never see one).
+    """
+    if wants_json() or is_partial():
+        return default
     carried = session.pop(CARRY_KEY, None)
     if not carried or carried.get("path") != request.path:
-        return None
-    return result_from_dict(carried["result"]), carried.get("extra", {})
+        return default
+    return result_from_dict(carried["result"], carried.get("page_only"))
 
 
-def result_from_dict(envelope: dict[str, Any]) -> ToolResult:
+def result_from_dict(envelope: dict[str, Any], page_only: dict[str, Any] | None = None
+                     ) -> ToolResult:
     """Rebuild a ToolResult from its envelope (the inverse of ToolResult.to_dict)."""
     untrusted = envelope.get("untrustedContent") or {}
     return ToolResult(
@@ -100,4 +113,5 @@ def result_from_dict(envelope: dict[str, Any]) -> ToolResult:
         applied_filters=envelope.get("appliedFilters"),
         constraints_relaxed=envelope.get("constraintsRelaxed"),
         untrusted_fields=tuple(untrusted.get("fields", ())),
+        page_only=page_only or {},
     )

@@ -62,6 +62,11 @@ class ToolResult:
     untrusted_fields: tuple[str, ...] = ()
     # Not part of the envelope: lets a created registration answer 201, a wrong method 405.
     http_status: int | None = field(default=None, compare=False)
+    # Not part of the envelope: the id the result is about, for the activity log.
+    target: str | None = field(default=None, compare=False)
+    # Not part of the envelope: values only the page may show (e.g. the token of a human-only
+    # confirm form), never sent to a JSON client or embedded as JSON-LD.
+    page_only: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def retryable(self) -> bool:

@@ -1,0 +1,23 @@
+"""The site's actions: one function per tool or human-only step, `action(db, params, ctx)`.
+
+A route loads the input with the tool's schema and calls the action; the action applies the
+business rules through the storage layer and answers with a ToolResult. People and agents
+reach the same action: `ctx.source` is recorded in the activity log, never consulted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """Who asks, and when."""
+
+    now: datetime
+    timezone: ZoneInfo
+    source: str = "human"
+    visitor_id: str | None = None
+    search_count_cap: int = 1000

@@ -1,0 +1,147 @@
+"""Finding events: search_events, get_event_details, save_event (and removing a saved one)."""
+
+from __future__ import annotations
+
+from datetime import date
+from datetime import datetime
+from datetime import time
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..projections import UNTRUSTED_EVENT_FIELDS
+from ..projections import event_details
+from ..projections import event_summary
+from ..schemas import PAGE_SIZE
+from ..storage import EventQuery
+from ..storage import Storage
+from ..webmcp.result import Status
+from ..webmcp.result import ToolResult
+from ..webmcp.result import not_found
+from . import ActionContext
+
+SEARCH_FILTERS = ("query", "location", "price", "level", "date_from", "date_to")
+
+
+def _start_of(day: date, timezone: ZoneInfo) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=timezone)
+
+
+def _as_json(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, date) else value
+
+
+def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+    """Upcoming events matching every filter given, soonest first, a page at a time."""
+    applied = {name: _as_json(params[name]) for name in SEARCH_FILTERS if name in params}
+    page = params["page"]
+    date_from, date_to = params.get("date_from"), params.get("date_to")
+    query = EventQuery(
+        starts_after=ctx.now,
+        text=params.get("query"),
+        location=params.get("location"),
+        price=params.get("price"),
+        level=params.get("level"),
+        starts_from=_start_of(date_from, ctx.timezone) if date_from else None,
+        # The "to" day is inclusive: stop at the start of the day after it.
+        starts_before=(_start_of(date_to + timedelta(days=1), ctx.timezone)
+                       if date_to else None),
+    )
+    found = db.search_events(query, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
+                             count_cap=ctx.search_count_cap)
+    data = {
+        "count": found.count,
+        "countCapped": found.count_capped,
+        "page": page,
+        "hasMore": found.has_more,
+        "events": [event_summary(event, ctx.timezone) for event in found.events],
+    }
+    common = {"action": "search_events", "data": data, "applied_filters": applied,
+              "constraints_relaxed": False}
+    if found.count == 0:
+        return ToolResult(
+            status=Status.NO_RESULTS,
+            message="No upcoming event matches all the conditions given.",
+            requires_user_decision=True,
+            next_action=("Tell the user that nothing matched and ask before removing or "
+                         "changing any condition; do not relax the conditions yourself."),
+            **common,
+        )
+    return ToolResult(
+        status=Status.SUCCESS,
+        message=_found_message(found.count, found.count_capped, page, len(found.events)),
+        next_action=("To read one event in full, call get_event_details with its id exactly "
+                     "as given here; never invent or alter ids."),
+        untrusted_fields=("data.events[].title", "data.events[].summary"),
+        **common,
+    )
+
+
+def _found_message(count: int, capped: bool, page: int, shown: int) -> str:
+    total = f"more than {count}" if capped else str(count)
+    noun = "event" if count == 1 and not capped else "events"
+    if shown == 0:
+        return f"Found {total} upcoming {noun}, but page {page} is past the last page."
+    first = (page - 1) * PAGE_SIZE + 1
+    return (f"Found {total} upcoming {noun}; showing {first} to {first + shown - 1}."
+            if total != "1" else "Found 1 upcoming event.")
+
+
+def unknown_event(action: str) -> ToolResult:
+    """The answer for an event id that does not exist."""
+    return not_found(action, "There is no event with this id.",
+                     next_action="Use an event id exactly as search_events returned it; "
+                                 "never guess or alter ids.")
+
+
+def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+    """Everything about one event, with its seats counted now."""
+    event = db.get_event(params["event_id"], count_seats=True)
+    if event is None:
+        return unknown_event("get_event_details")
+    details = event_details(event, ctx.now, ctx.timezone)
+    next_steps = {
+        "open": (f"If the user wants it, call save_event to keep it; to register, the user "
+                 f"opens {details['url']}/register, where a person confirms."),
+        "full": "Tell the user the event is full. save_event still keeps it in their list.",
+        "closed": "Tell the user registration is closed. save_event still keeps it.",
+    }
+    return ToolResult(
+        action="get_event_details",
+        status=Status.SUCCESS,
+        message="These are the event's current details.",
+        data={"event": details},
+        next_action=next_steps[details["state"]],
+        untrusted_fields=tuple(f"data.event.{name}" for name in UNTRUSTED_EVENT_FIELDS),
+        target=event.id,
+    )
+
+
+def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+    """Save an event for the visitor; saving it again changes nothing."""
+    assert ctx.visitor_id is not None, "saving needs a visitor"
+    event = db.get_event(params["event_id"])
+    if event is None:
+        return unknown_event("save_event")
+    newly_saved = db.save_event(ctx.visitor_id, event.id, ctx.now)
+    return ToolResult(
+        action="save_event",
+        status=Status.SUCCESS,
+        message=("Saved to your list." if newly_saved
+                 else "It was already in your saved list; nothing changed."),
+        data={"eventId": event.id, "alreadySaved": not newly_saved},
+        next_action="Done. Saving again is not needed; the user sees it under Saved.",
+        target=event.id,
+    )
+
+
+def remove_saved_event(db: Storage, params: dict[str, Any], ctx: ActionContext
+                       ) -> ToolResult:
+    """Take an event off the visitor's saved list (a person's action, not a tool)."""
+    assert ctx.visitor_id is not None, "removing needs a visitor"
+    removed = db.remove_saved_event(ctx.visitor_id, params["event_id"])
+    if not removed:
+        return not_found("remove_saved_event", "This event is not in your saved list.")
+    return ToolResult(action="remove_saved_event", status=Status.SUCCESS,
+                      message="Removed from your saved list.",
+                      data={"eventId": params["event_id"]}, target=params["event_id"])

@@ -1,0 +1,241 @@
+"""Registering and cancelling: an agent may prepare, only a person confirms.
+
+A prepare action validates the request and stores a pending confirmation: a random,
+single-use token (only its hash is stored) bound to the visitor, the action and its target,
+valid for five minutes. The page shows the token in a human-only confirm form (no `toolname`).
+Confirming spends the token and changes the seats in one transaction that re-checks
+everything, so concurrent confirmations can never sell more seats than there are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from ..projections import event_state
+from ..projections import event_url
+from ..projections import local_time
+from ..storage import Confirmation
+from ..storage import Registration
+from ..storage import Storage
+from ..webmcp.result import Status
+from ..webmcp.result import ToolResult
+from ..webmcp.result import conflict
+from ..webmcp.result import not_found
+from . import ActionContext
+from .events import unknown_event
+
+CONFIRMATION_LIFETIME = timedelta(minutes=5)
+CONFIRM_REGISTRATION = "confirm_registration"
+CONFIRM_CANCELLATION = "confirm_cancellation"
+ASK_THE_PERSON = ("Ask the user to review this on the page and press “{button}” themselves. "
+                  "Do not submit that form: it is not a tool, and only the user may confirm.")
+
+
+def hash_token(token: str) -> str:
+    """What is stored of a confirmation token: its SHA-256."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def mask_email(email: str) -> str:
+    """Enough of an address to recognise it, never the whole of it: r***@example.com."""
+    local, _, domain = email.partition("@")
+    return f"{local[:1]}***@{domain}"
+
+
+def registration_view(registration: Registration) -> dict[str, Any]:
+    """A registration as results show it (the e-mail masked)."""
+    return {
+        "id": registration.id,
+        "eventId": registration.event_id,
+        "attendeeName": registration.attendee_name,
+        "email": mask_email(registration.email),
+        "state": registration.state,
+    }
+
+
+def _pending(db: Storage, ctx: ActionContext, action: str, target: str,
+             payload: dict[str, Any]) -> tuple[str, str]:
+    """Store a pending confirmation; returns the token and its expiry as shown."""
+    token = secrets.token_urlsafe(32)
+    expires = ctx.now + CONFIRMATION_LIFETIME
+    db.create_confirmation(Confirmation(
+        token_hash=hash_token(token), visitor_id=ctx.visitor_id or "", action=action,
+        target_id=target, created_at=ctx.now, expires_at=expires, payload=payload))
+    return token, local_time(expires, ctx.timezone)
+
+
+def _spendable(db: Storage, token: str, ctx: ActionContext, action: str,
+               target: str | None = None) -> tuple[Confirmation | None, ToolResult | None]:
+    """The visitor's confirmation for `action` (and `target`), or the result refusing it.
+
+    Another visitor's token, a token for another action or target, and an unknown token all
+    look the same: not_found, revealing nothing.
+    """
+    confirmation = db.get_confirmation(hash_token(token))
+    if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
+            or confirmation.action != action
+            or (target is not None and confirmation.target_id != target)):
+        return None, not_found(action, "This confirmation does not exist.",
+                               next_action="Stop and tell the user; they can start again.")
+    return confirmation, None
+
+
+def _not_spendable(confirmation: Confirmation, ctx: ActionContext, action: str
+                   ) -> ToolResult | None:
+    if confirmation.used_at is not None:
+        return conflict(action, "This confirmation was already used.")
+    if confirmation.expires_at <= ctx.now:
+        return conflict(action, "This confirmation expired after five minutes. "
+                                "Prepare it again to get a new one.")
+    return None
+
+
+def _closed_or_full(action: str, state: str) -> ToolResult | None:
+    if state == "full":
+        return conflict(action, "This event is full: no seat is left.",
+                        next_action="Tell the user the event is full; do not retry.")
+    if state == "closed":
+        return conflict(action, "Registration for this event is closed.",
+                        next_action="Tell the user registration is closed; do not retry.")
+    return None
+
+
+def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
+                               ) -> ToolResult:
+    """Check that the visitor can register and hold the details for a person to confirm."""
+    action = "prepare_event_registration"
+    assert ctx.visitor_id is not None, "registering needs a visitor"
+    event = db.get_event(params["event_id"], count_seats=True)
+    if event is None:
+        return unknown_event(action)
+    refused = _closed_or_full(action, event_state(event, ctx.now))
+    if refused:
+        return refused
+    if db.active_registration(ctx.visitor_id, event.id):
+        return conflict(action, "You are already registered for this event.",
+                        next_action="Tell the user they are already registered; see "
+                                    "/registrations.")
+    token, expires = _pending(db, ctx, CONFIRM_REGISTRATION, event.id, {
+        "attendeeName": params["attendee_name"], "email": params["email"]})
+    return ToolResult(
+        action=action,
+        status=Status.CONFIRMATION_REQUIRED,
+        message="Nothing is registered yet: the user must review and confirm on the page.",
+        data={"review": {
+            "event": {"id": event.id, "url": event_url(event.id), "title": event.title,
+                      "startsAt": local_time(event.starts_at, ctx.timezone),
+                      "venue": event.venue},
+            "attendeeName": params["attendee_name"],
+            "email": mask_email(params["email"]),
+            "expiresAt": expires,
+        }},
+        requires_user_decision=True,
+        next_action=ASK_THE_PERSON.format(button="Confirm registration"),
+        untrusted_fields=("data.review.event.title", "data.review.event.venue"),
+        target=event.id,
+        page_only={"confirmation_token": token},
+    )
+
+
+def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
+                         ) -> ToolResult:
+    """A person confirms: spend the token and take one seat, re-checking everything."""
+    action = CONFIRM_REGISTRATION
+    with db.transaction():
+        confirmation, refused = _spendable(db, params["confirmation_token"], ctx, action)
+        if confirmation is None:
+            return refused  # type: ignore[return-value]
+        refused = _not_spendable(confirmation, ctx, action)
+        if refused:
+            return refused
+        event = db.get_event(confirmation.target_id, count_seats=True, for_update=True)
+        if event is None:
+            return unknown_event(action)
+        refused = _closed_or_full(action, event_state(event, ctx.now))
+        if refused:
+            return refused
+        if db.active_registration(confirmation.visitor_id, event.id):
+            return conflict(action, "You are already registered for this event.")
+        registration = Registration(
+            id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
+            visitor_id=confirmation.visitor_id,
+            attendee_name=confirmation.payload["attendeeName"],
+            email=confirmation.payload["email"], state="active", created_at=ctx.now)
+        db.create_registration(registration)
+        db.use_confirmation(confirmation.token_hash, ctx.now)
+    return ToolResult(
+        action=action,
+        status=Status.SUCCESS,
+        message="You are registered: one seat is yours.",
+        data={"registration": registration_view(registration)},
+        next_action="Done. The registration is listed under My registrations.",
+        target=registration.id,
+        http_status=201,
+    )
+
+
+def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
+                                      ctx: ActionContext) -> ToolResult:
+    """Check the registration can be cancelled and hold it for a person to confirm."""
+    action = "prepare_registration_cancellation"
+    registration = db.get_registration(params["registration_id"])
+    if registration is None or registration.visitor_id != ctx.visitor_id:
+        return not_found(action, "You have no registration with this id.",
+                         next_action="Use an id from the list on this page; never guess ids.")
+    if registration.state != "active":
+        return conflict(action, "This registration is already cancelled.")
+    token, expires = _pending(db, ctx, CONFIRM_CANCELLATION, registration.id, {})
+    return ToolResult(
+        action=action,
+        status=Status.CONFIRMATION_REQUIRED,
+        message="Nothing is cancelled yet: the user must confirm in the dialog on the page.",
+        data={"review": {
+            "registration": {
+                **registration_view(registration),
+                "eventTitle": registration.event_title,
+                "startsAt": local_time(registration.event_starts_at, ctx.timezone)
+                if registration.event_starts_at else None,
+            },
+            "effect": "Cancelling frees one seat for someone else and cannot be undone.",
+            "expiresAt": expires,
+        }},
+        requires_user_decision=True,
+        next_action=ASK_THE_PERSON.format(button="Cancel my registration"),
+        untrusted_fields=("data.review.registration.eventTitle",),
+        target=registration.id,
+        page_only={"confirmation_token": token},
+    )
+
+
+def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
+                         ) -> ToolResult:
+    """A person confirms: cancel once and free one seat; a repeat frees nothing."""
+    action = CONFIRM_CANCELLATION
+    with db.transaction():
+        confirmation, refused = _spendable(db, params["confirmation_token"], ctx, action,
+                                           target=params["registration_id"])
+        if confirmation is None:
+            return refused  # type: ignore[return-value]
+        registration = db.get_registration(confirmation.target_id)
+        if registration is None:
+            return not_found(action, "This registration does not exist.")
+        already = registration.state == "cancelled"
+        if not already:
+            refused = _not_spendable(confirmation, ctx, action)
+            if refused:
+                return refused
+            db.cancel_registration(registration.id, ctx.now)
+            db.use_confirmation(confirmation.token_hash, ctx.now)
+            registration = db.get_registration(registration.id) or registration
+    return ToolResult(
+        action=action,
+        status=Status.SUCCESS,
+        message=("It was already cancelled; nothing changed." if already
+                 else "Your registration is cancelled and its seat is free again."),
+        data={"registration": registration_view(registration), "alreadyCancelled": already},
+        next_action="Done.",
+        target=registration.id,
+    )
