@@ -8,6 +8,7 @@ from datetime import datetime
 from datetime import timedelta
 
 import pytest
+from helpers import Visitor
 from whitenoise.compress import Compressor
 
 from webapp import PROJECT_ROOT
@@ -64,3 +65,15 @@ def client(app):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
+
+
+@pytest.fixture
+def visitor(app):
+    """A browser with its own session."""
+    return Visitor(app)
+
+
+@pytest.fixture
+def other_visitor(app):
+    """A second, unrelated browser."""
+    return Visitor(app)

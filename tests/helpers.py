@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from bs4 import BeautifulSoup
 
@@ -30,3 +31,67 @@ def three_answers(client, url: str, method: str = "get", **kwargs) -> tuple:
     partial = send(url, headers=HTMX, **kwargs)
     page = send(url, **kwargs)
     return as_json, partial, page
+
+
+CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
+
+
+class Visitor:
+    """One browser: its own cookies, the CSRF token its pages carry, and shortcuts."""
+
+    def __init__(self, app):
+        self.client = app.test_client()
+        self._csrf = None
+
+    @property
+    def csrf(self) -> str:
+        if self._csrf is None:
+            page = self.client.get("/events/evt-webmcp-intro").get_data(as_text=True)
+            self._csrf = CSRF_FIELD.search(page).group(1)
+        return self._csrf
+
+    def get(self, url, **kwargs):
+        return self.client.get(url, **kwargs)
+
+    def post(self, url, data=None, headers=None, csrf=True, **kwargs):
+        data = dict(data or {})
+        if csrf:
+            data.setdefault("csrf_token", self.csrf)
+        return self.client.post(url, data=data, headers=headers or {}, **kwargs)
+
+    def post_json(self, url, data=None, **kwargs):
+        return self.post(url, data, headers=JSON, **kwargs)
+
+    def save(self, event_id="evt-webmcp-intro"):
+        return self.post_json(f"/events/{event_id}/save").get_json()
+
+    def prepare_registration(self, event_id="evt-webmcp-intro", name="Ann Lee",
+                             email="ann@example.com") -> tuple[dict, str | None]:
+        """The prepare answer (from the htmx partial) and the token of its confirm form."""
+        response = self.post(f"/events/{event_id}/register",
+                             {"attendee_name": name, "email": email}, headers=HTMX)
+        token = TOKEN_FIELD.search(response.get_data(as_text=True))
+        return the_jsonld(response.data), token.group(1) if token else None
+
+    def confirm_registration(self, token):
+        return self.post_json("/registrations/confirm", {"confirmation_token": token})
+
+    def register(self, event_id="evt-webmcp-intro", **kwargs) -> dict:
+        """Prepare and confirm: the confirmed registration."""
+        _, token = self.prepare_registration(event_id, **kwargs)
+        return self.confirm_registration(token).get_json()["data"]["registration"]
+
+    def prepare_cancellation(self, registration_id) -> tuple[dict, str | None]:
+        response = self.post("/registrations/cancellation",
+                             {"registration_id": registration_id}, headers=HTMX)
+        token = TOKEN_FIELD.search(response.get_data(as_text=True))
+        return the_jsonld(response.data), token.group(1) if token else None
+
+    def confirm_cancellation(self, registration_id, token):
+        return self.post_json(f"/registrations/{registration_id}/cancel",
+                              {"confirmation_token": token})
+
+    def seats(self, event_id="evt-webmcp-intro") -> int:
+        body = self.get(f"/events/{event_id}", headers=JSON).get_json()
+        return body["data"]["event"]["remainingSeats"]

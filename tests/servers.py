@@ -1,0 +1,133 @@
+"""A real server for tests that need one: gunicorn (several workers) on a free loopback port,
+with a fresh database, and a small HTTP client that keeps its own cookies.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def gunicorn(database: Path, workers: int = 4, threads: int = 4, env: dict | None = None,
+             log: Path | None = None):
+    """Serve the app with gunicorn until the block ends; yields (base URL, process)."""
+    port = free_port()
+    environment = {**os.environ, "FLASK_DATABASE": str(database),
+                   "FLASK_SECRET_KEY": "server test secret", "BIND": f"127.0.0.1:{port}",
+                   "WEB_CONCURRENCY": str(workers), "GUNICORN_THREADS": str(threads),
+                   **(env or {})}
+    output = open(log or database.with_suffix(".log"), "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([GUNICORN, "--access-logfile", "/dev/null"], cwd=PROJECT_ROOT,
+                               env=environment, stdout=output, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(base, process)
+        yield base, process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        output.close()
+
+
+def wait_until_up(base: str, process: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("gunicorn did not answer /health in time")
+
+
+class Answer:
+    """An HTTP answer: status, headers, text, and the JSON body or JSON-LD when there is one."""
+
+    def __init__(self, status: int, headers, body: bytes):
+        self.status = status
+        self.headers = headers
+        self.text = body.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.text)
+
+
+class HttpVisitor:
+    """One visitor of a real server: its own cookie jar and CSRF token."""
+
+    CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+    TOKEN = re.compile(r'name="confirmation_token" value="([^"]+)"')
+
+    def __init__(self, base: str):
+        self.base = base
+        self.cookies = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+        self.csrf: str | None = None
+
+    def request(self, method: str, path: str, data: dict | None = None,
+                headers: dict | None = None, timeout: float = 30) -> Answer:
+        body = None
+        if data is not None:
+            body = urllib.parse.urlencode(data).encode()
+        req = urllib.request.Request(self.base + path, data=body, method=method,
+                                     headers=headers or {})
+        try:
+            with self.opener.open(req, timeout=timeout) as response:
+                return Answer(response.status, response.headers, response.read())
+        except urllib.error.HTTPError as error:
+            return Answer(error.code, error.headers, error.read())
+
+    def open_page(self, path: str) -> Answer:
+        answer = self.request("GET", path)
+        found = self.CSRF.search(answer.text)
+        if found:
+            self.csrf = found.group(1)
+        return answer
+
+    def post(self, path: str, data: dict | None = None, headers: dict | None = None) -> Answer:
+        return self.request("POST", path, {"csrf_token": self.csrf or "", **(data or {})},
+                            headers)
+
+    def prepare_registration(self, event_id: str, name: str, email: str) -> str:
+        """Prepare as htmx would; returns the token of the human-only confirm form."""
+        self.open_page(f"/events/{event_id}/register")
+        answer = self.post(f"/events/{event_id}/register",
+                           {"attendee_name": name, "email": email},
+                           {"HX-Request": "true"})
+        found = self.TOKEN.search(answer.text)
+        if not found:
+            raise AssertionError(f"no confirm form in the answer ({answer.status})")
+        return found.group(1)
+
+    def confirm_registration(self, token: str) -> Answer:
+        return self.post("/registrations/confirm", {"confirmation_token": token},
+                         {"Accept": "application/json"})

@@ -1,0 +1,124 @@
+"""prepare_registration_cancellation and the human-only confirmation."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+from helpers import HTMX
+from helpers import JSON
+from helpers import the_jsonld
+
+
+def test_preparing_a_cancellation_changes_nothing(visitor):
+    registration = visitor.register()
+    answer, token = visitor.prepare_cancellation(registration["id"])
+    assert answer["status"] == "confirmation_required"
+    assert answer["requiresUserDecision"] is True
+    review = answer["data"]["review"]
+    assert review["registration"]["id"] == registration["id"]
+    assert "frees one seat" in review["effect"]
+    assert token
+    assert visitor.seats() == 7
+
+
+def test_the_dialog_confirm_form_is_human_only(visitor):
+    registration = visitor.register()
+    response = visitor.post("/registrations/cancellation",
+                            {"registration_id": registration["id"]}, headers=HTMX)
+    soup = BeautifulSoup(response.data, "html.parser")
+    dialog = soup.find("dialog")
+    assert dialog.has_attr("open")
+    form = dialog.select_one("form.confirm-form")
+    assert not form.has_attr("toolname")
+    assert form["action"] == f"/registrations/{registration['id']}/cancel"
+    assert dialog.select_one("form[method=dialog] button[autofocus]")
+
+
+def test_cancelling_frees_one_seat_once(visitor):
+    registration = visitor.register()
+    _, token = visitor.prepare_cancellation(registration["id"])
+    first = visitor.confirm_cancellation(registration["id"], token)
+    assert first.status_code == 200
+    assert first.get_json()["data"]["alreadyCancelled"] is False
+    assert first.get_json()["data"]["registration"]["state"] == "cancelled"
+    assert visitor.seats() == 8
+    again = visitor.confirm_cancellation(registration["id"], token)
+    assert again.status_code == 200
+    assert again.get_json()["data"]["alreadyCancelled"] is True
+    assert visitor.seats() == 8
+
+
+def test_a_cancelled_registration_cannot_be_prepared_again(visitor):
+    registration = visitor.register()
+    _, token = visitor.prepare_cancellation(registration["id"])
+    visitor.confirm_cancellation(registration["id"], token)
+    answer, token = visitor.prepare_cancellation(registration["id"])
+    assert answer["status"] == "conflict" and token is None
+
+
+def test_another_visitor_cannot_see_or_cancel_a_registration(visitor, other_visitor):
+    registration = visitor.register()
+    answer, token = other_visitor.prepare_cancellation(registration["id"])
+    assert answer["status"] == "not_found" and token is None
+    assert other_visitor.get(f"/registrations/{registration['id']}").status_code == 404
+    _, token = visitor.prepare_cancellation(registration["id"])
+    stolen = other_visitor.confirm_cancellation(registration["id"], token)
+    assert stolen.status_code == 404
+    assert visitor.seats() == 7
+    page = other_visitor.get("/registrations").get_data(as_text=True)
+    assert registration["id"] not in page
+
+
+def test_a_token_for_one_registration_cannot_cancel_another(visitor):
+    first = visitor.register("evt-webmcp-intro")
+    second = visitor.register("evt-agent-testing")
+    _, token_for_first = visitor.prepare_cancellation(first["id"])
+    response = visitor.confirm_cancellation(second["id"], token_for_first)
+    assert response.status_code == 404
+    assert visitor.seats("evt-agent-testing") == 24 - 1
+
+
+def test_the_registrations_page_without_active_registrations(visitor):
+    soup = BeautifulSoup(visitor.get("/registrations").data, "html.parser")
+    assert soup.select_one("form[toolname]") is None
+    assert "no active registrations" in soup.get_text()
+
+
+def test_the_registrations_page_offers_the_active_ones(visitor):
+    kept = visitor.register("evt-webmcp-intro")
+    gone = visitor.register("evt-agent-testing")
+    _, token = visitor.prepare_cancellation(gone["id"])
+    visitor.confirm_cancellation(gone["id"], token)
+    soup = BeautifulSoup(visitor.get("/registrations").data, "html.parser")
+    form = soup.select_one("form[toolname=prepare_registration_cancellation]")
+    assert [r["value"] for r in form.select("input[type=radio]")] == [kept["id"]]
+    assert gone["id"] in soup.select_one(".registration-list--past").get_text()
+
+
+def test_the_whole_flow_without_javascript(visitor):
+    registration = visitor.register()
+    response = visitor.post("/registrations/cancellation",
+                            {"registration_id": registration["id"]})
+    assert response.status_code == 303 and response.headers["Location"] == "/registrations"
+    page = visitor.get("/registrations")
+    assert the_jsonld(page.data)["action"] == "prepare_registration_cancellation"
+    form = BeautifulSoup(page.data, "html.parser").select_one("dialog form.confirm-form")
+    data = {i["name"]: i["value"] for i in form.find_all("input", type="hidden")}
+    confirmed = visitor.post(form["action"], data, csrf=False)
+    assert confirmed.status_code == 303
+    landing = visitor.get("/registrations")
+    assert the_jsonld(landing.data)["data"]["alreadyCancelled"] is False
+    assert visitor.seats() == 8
+
+
+def test_confirming_via_htmx_refreshes_the_list(visitor):
+    registration = visitor.register()
+    _, token = visitor.prepare_cancellation(registration["id"])
+    response = visitor.post(f"/registrations/{registration['id']}/cancel",
+                            {"confirmation_token": token}, headers=HTMX)
+    soup = BeautifulSoup(response.data, "html.parser")
+    assert soup.select_one("form[toolname]") is None
+    assert "cancelled" in soup.select_one(".notice").get_text()
+    assert the_jsonld(response.data) == {**the_jsonld(response.data), "status": "success"}
+    again = visitor.post(f"/registrations/{registration['id']}/cancel",
+                         {"confirmation_token": token}, headers=JSON)
+    assert again.get_json()["data"]["alreadyCancelled"] is True

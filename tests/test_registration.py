@@ -1,0 +1,216 @@
+"""prepare_event_registration and the human-only confirmation."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from datetime import timedelta
+
+import pytest
+from bs4 import BeautifulSoup
+from helpers import HTMX
+from helpers import JSON
+from helpers import the_jsonld
+
+
+def registrations_in_db(app, event_id="evt-webmcp-intro"):
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        return conn.execute("SELECT id, state, email FROM registrations WHERE event_id = ?",
+                            [event_id]).fetchall()
+
+
+def test_preparing_registers_nobody(app, visitor):
+    answer, token = visitor.prepare_registration(name="Ann Lee", email="ann@example.com")
+    assert answer["status"] == "confirmation_required"
+    assert answer["requiresUserDecision"] is True
+    assert "do not submit" in answer["nextAction"].lower()
+    review = answer["data"]["review"]
+    assert review["attendeeName"] == "Ann Lee"
+    assert review["email"] == "a***@example.com"
+    assert review["event"]["id"] == "evt-webmcp-intro"
+    assert token and token not in str(answer)
+    assert registrations_in_db(app) == []
+    assert visitor.seats() == 8
+
+
+def test_the_three_renderings_of_prepare_agree(visitor):
+    data = {"attendee_name": "Ann", "email": "ann@example.com"}
+    as_json = visitor.post("/events/evt-webmcp-intro/register", data, headers=JSON)
+    partial = visitor.post("/events/evt-webmcp-intro/register", data, headers=HTMX)
+    expected = as_json.get_json()
+    got = the_jsonld(partial.data)
+    # Each prepare issues its own token and expiry moment; everything else is the same.
+    assert got == expected
+    assert "confirmation_token" not in as_json.get_data(as_text=True)
+
+
+def test_the_review_offers_a_human_only_confirm_form(visitor):
+    response = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann", "email": "ann@example.com"}, headers=HTMX)
+    soup = BeautifulSoup(response.data, "html.parser")
+    form = soup.select_one("form.confirm-form")
+    assert not form.has_attr("toolname") and not form.has_attr("toolautosubmit")
+    assert form["action"] == "/registrations/confirm"
+    assert len(form.find_all("button")) == 1
+    hidden = {i["name"] for i in form.find_all("input", type="hidden")}
+    assert hidden == {"csrf_token", "confirmation_token"}
+
+
+def test_confirming_takes_one_seat(app, visitor):
+    _, token = visitor.prepare_registration()
+    response = visitor.confirm_registration(token)
+    assert response.status_code == 201
+    body = response.get_json()
+    assert body["status"] == "success" and body["action"] == "confirm_registration"
+    registration = body["data"]["registration"]
+    assert set(registration) == {"id", "eventId", "attendeeName", "email", "state"}
+    assert registration["state"] == "active" and registration["email"] == "a***@example.com"
+    assert visitor.seats() == 7
+    assert registrations_in_db(app) == [(registration["id"], "active", "ann@example.com")]
+
+
+def test_a_token_works_once(visitor):
+    _, token = visitor.prepare_registration()
+    assert visitor.confirm_registration(token).status_code == 201
+    replay = visitor.confirm_registration(token)
+    assert replay.status_code == 409
+    assert replay.get_json()["status"] == "conflict"
+    assert visitor.seats() == 7
+
+
+def test_a_token_expires_after_five_minutes(visitor, clock):
+    _, token = visitor.prepare_registration()
+    clock.advance(minutes=5, seconds=1)
+    response = visitor.confirm_registration(token)
+    assert response.status_code == 409
+    assert "expired" in response.get_json()["message"]
+    assert visitor.seats() == 8
+
+
+def test_another_visitors_token_is_not_found(visitor, other_visitor):
+    _, token = visitor.prepare_registration()
+    response = other_visitor.confirm_registration(token)
+    assert response.status_code == 404
+    assert response.get_json()["status"] == "not_found"
+    assert visitor.confirm_registration(token).status_code == 201
+
+
+def test_a_cancellation_token_cannot_confirm_a_registration(visitor):
+    registration = visitor.register()
+    _, cancel_token = visitor.prepare_cancellation(registration["id"])
+    response = visitor.confirm_registration(cancel_token)
+    assert response.status_code == 404
+
+
+def test_registering_twice_is_a_conflict(visitor):
+    visitor.register()
+    answer, token = visitor.prepare_registration()
+    assert answer["status"] == "conflict" and token is None
+    assert "already registered" in answer["message"]
+
+
+def test_two_reviews_confirmed_register_once(visitor):
+    _, first = visitor.prepare_registration()
+    _, second = visitor.prepare_registration()
+    assert visitor.confirm_registration(first).status_code == 201
+    again = visitor.confirm_registration(second)
+    assert again.status_code == 409 and "already registered" in again.get_json()["message"]
+    assert visitor.seats() == 7
+
+
+def test_a_full_event_cannot_be_prepared_and_its_page_says_so(visitor):
+    answer, token = visitor.prepare_registration("evt-semantic-html")
+    assert answer["status"] == "conflict" and token is None
+    assert "full" in answer["message"]
+    soup = BeautifulSoup(visitor.get("/events/evt-semantic-html/register").data, "html.parser")
+    assert soup.select_one("form[toolname]") is None
+    assert "This event is full" in soup.get_text()
+
+
+def test_a_closed_event_cannot_be_prepared(visitor, clock):
+    clock.advance(days=13)
+    answer, _ = visitor.prepare_registration()
+    assert answer["status"] == "conflict" and "closed" in answer["message"]
+    soup = BeautifulSoup(visitor.get("/events/evt-webmcp-intro/register").data, "html.parser")
+    assert soup.select_one("form[toolname]") is None
+
+
+def test_confirming_rechecks_the_deadline(visitor, clock):
+    event = visitor.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+    deadline = datetime.fromisoformat(event["registrationDeadline"])
+    clock.now = deadline - timedelta(minutes=2)
+    answer, token = visitor.prepare_registration()
+    assert answer["status"] == "confirmation_required"
+    clock.now = deadline + timedelta(seconds=1)  # the deadline passes while the review is open
+    response = visitor.confirm_registration(token)
+    assert response.status_code == 409
+    assert "closed" in response.get_json()["message"]
+    assert visitor.seats() == 8
+
+
+def test_the_last_seat_goes_to_the_first_confirmation(app):
+    from helpers import Visitor
+    visitors = [Visitor(app) for _ in range(9)]
+    tokens = [v.prepare_registration()[1] for v in visitors]
+    codes = [v.confirm_registration(t).status_code for v, t in zip(visitors, tokens, strict=True)]
+    assert codes == [201] * 8 + [409]
+    assert visitors[0].seats() == 0
+    assert visitors[0].get("/events/evt-webmcp-intro", headers=JSON).get_json()[
+        "data"]["event"]["state"] == "full"
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({"email": "ann@example.com"}, "attendee_name"),
+    ({"attendee_name": "A" * 81, "email": "ann@example.com"}, "attendee_name"),
+    ({"attendee_name": "Ann"}, "email"),
+    ({"attendee_name": "Ann", "email": "not-an-address"}, "email"),
+    ({"attendee_name": "Ann", "email": "a" * 250 + "@example.com"}, "email"),
+    ({"attendee_name": "Ann", "email": "ann@example.com", "seats": "2"}, "seats"),
+    ({"attendee_name": "Ann", "email": "ann@example.com", "event_id": "evt-agent-testing"},
+     "event_id"),
+])
+def test_bad_registration_input(app, visitor, data, field):
+    response = visitor.post("/events/evt-webmcp-intro/register", data, headers=JSON)
+    assert response.status_code == 422
+    assert field in response.get_json()["errors"]
+    assert registrations_in_db(app) == []
+
+
+def test_invalid_input_without_javascript_keeps_what_was_typed(visitor):
+    response = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann", "email": "nope"})
+    assert response.status_code == 422
+    soup = BeautifulSoup(response.data, "html.parser")
+    assert soup.select_one("#prepare_event_registration-attendee_name")["value"] == "Ann"
+    email = soup.select_one("#prepare_event_registration-email")
+    assert email["value"] == "nope" and email["aria-invalid"] == "true"
+    assert the_jsonld(response.data)["status"] == "invalid_input"
+
+
+def test_the_whole_flow_without_javascript(app, visitor):
+    response = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann", "email": "ann@example.com"})
+    assert response.status_code == 303
+    review = visitor.get(response.headers["Location"])
+    answer = the_jsonld(review.data)
+    assert answer["status"] == "confirmation_required"
+    soup = BeautifulSoup(review.data, "html.parser")
+    form = soup.select_one("form.confirm-form")
+    data = {i["name"]: i["value"] for i in form.find_all("input", type="hidden")}
+    confirmed = visitor.post(form["action"], data, csrf=False)
+    assert confirmed.status_code == 303
+    assert confirmed.headers["Location"].startswith("/registrations/reg-")
+    landing = visitor.get(confirmed.headers["Location"])
+    result = the_jsonld(landing.data)
+    assert result["status"] == "success" and result["action"] == "confirm_registration"
+    assert registrations_in_db(app)[0][1] == "active"
+
+
+def test_the_full_email_never_leaves_the_server(visitor):
+    registration = visitor.register(email="secret.person@example.com")
+    pages = [visitor.get("/registrations"), visitor.get(f"/registrations/{registration['id']}"),
+             visitor.get(f"/registrations/{registration['id']}", headers=JSON),
+             visitor.prepare_cancellation(registration["id"])[0]]
+    for page in pages:
+        text = page if isinstance(page, dict) else page.get_data(as_text=True)
+        assert "secret.person@example.com" not in str(text)

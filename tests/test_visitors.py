@@ -1,0 +1,103 @@
+"""Visitor sessions, CSRF failures as envelopes, and the activity log."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from bs4 import BeautifulSoup
+from helpers import HTMX
+from helpers import JSON
+from helpers import the_jsonld
+
+
+def test_the_session_cookie_is_signed_httponly_and_lax(visitor):
+    visitor.save()
+    cookie = visitor.client.get_cookie("webmcp_events")
+    assert cookie is not None and cookie.http_only and cookie.same_site == "Lax"
+    assert cookie.expires is not None
+
+
+def test_an_expired_session_stops_writes(app, visitor, clock):
+    registration = visitor.register()
+    clock.advance(seconds=app.config["VISITOR_TTL"] + 1)
+    for response in (visitor.post_json("/events/evt-agent-testing/save"),
+                     visitor.post_json("/registrations/cancellation",
+                                       {"registration_id": registration["id"]}),
+                     visitor.post_json("/events/evt-agent-testing/register",
+                                       {"attendee_name": "Ann", "email": "a@example.com"})):
+        assert response.status_code == 401
+        body = response.get_json()
+        assert body["status"] == "session_expired" and body["retryable"] is False
+        assert "reload" in body["nextAction"].lower()
+
+
+def test_reloading_after_expiry_starts_a_fresh_visitor(app, visitor, clock):
+    registration = visitor.register()
+    clock.advance(seconds=app.config["VISITOR_TTL"] + 1)
+    page = visitor.get("/registrations").get_data(as_text=True)
+    assert registration["id"] not in page
+    assert visitor.save()["status"] == "success"
+
+
+def test_writes_keep_a_session_alive(app, visitor, clock):
+    visitor.save()
+    for _ in range(3):
+        clock.advance(seconds=app.config["VISITOR_TTL"] * 0.9)
+        assert visitor.save()["status"] == "success"
+
+
+@pytest.mark.parametrize("headers", [JSON, HTMX, {}])
+def test_a_missing_or_stale_csrf_token_is_session_expired(visitor, headers):
+    for data in ({}, {"csrf_token": "stale-or-forged"}):
+        response = visitor.post("/events/evt-webmcp-intro/save", data, headers=headers,
+                                csrf=False)
+        assert response.status_code == 401
+        body = response.get_json() if headers is JSON else the_jsonld(response.data)
+        assert body["status"] == "session_expired" and body["action"] == "save_event"
+        assert "CSRF" not in response.get_data(as_text=True)
+
+
+def activity_rows(app):
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        return conn.execute("SELECT source, action, status, target_id FROM activity "
+                            "ORDER BY id").fetchall()
+
+
+def test_every_call_is_logged_with_its_source(app, visitor):
+    visitor.save()
+    visitor.post("/events/evt-agent-testing/save",
+                 headers={**JSON, "WebMCP-Agent-Invoked": "true"})
+    _, token = visitor.prepare_registration()
+    visitor.confirm_registration(token)
+    visitor.get("/events?query=webmcp", headers={"WebMCP-Agent-Invoked": "true"})
+    rows = activity_rows(app)
+    assert rows[:2] == [("human", "save_event", "success", "evt-webmcp-intro"),
+                        ("agent", "save_event", "success", "evt-agent-testing")]
+    assert rows[2] == ("human", "prepare_event_registration", "confirmation_required",
+                       "evt-webmcp-intro")
+    assert rows[3][:3] == ("human", "confirm_registration", "success")
+    assert rows[3][3].startswith("reg-")
+    assert rows[4] == ("agent", "search_events", "success", None)
+
+
+def test_the_source_never_changes_a_rule(visitor):
+    agent = {**JSON, "WebMCP-Agent-Invoked": "true"}
+    person = visitor.post("/events/evt-semantic-html/register",
+                          {"attendee_name": "A", "email": "a@example.com"}, headers=JSON)
+    by_agent = visitor.post("/events/evt-semantic-html/register",
+                            {"attendee_name": "A", "email": "a@example.com"}, headers=agent)
+    assert person.get_json() == by_agent.get_json()
+
+
+def test_the_visitor_sees_their_recent_activity(visitor, other_visitor):
+    visitor.post("/events/evt-webmcp-intro/save",
+                 headers={**JSON, "WebMCP-Agent-Invoked": "true"})
+    visitor.save("evt-agent-testing")
+    rows = BeautifulSoup(visitor.get("/registrations").data, "html.parser").select(
+        ".activity tbody tr")
+    cells = [[td.get_text(" ", strip=True) for td in row.find_all("td")][1:] for row in rows]
+    assert cells[:2] == [["You", "Save event evt-agent-testing", "success"],
+                         ["Your agent", "Save event evt-webmcp-intro", "success"]]
+    theirs = BeautifulSoup(other_visitor.get("/registrations").data, "html.parser")
+    assert theirs.select(".activity tbody tr") == []
