@@ -1,0 +1,137 @@
+"""Every page that shows a tool form: the schema an agent gets from the rendered form is the
+one the catalog's marshmallow schema promises, and the form carries the catalog's metadata.
+
+`synthesize_input_schema` reads the form as Chromium does (see test_schema_synthesis.py);
+`expected_input_schema` derives the schema from the tool's marshmallow schema, with the
+choices the page lists and the fields its address carries.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+from helpers import HTMX
+from helpers import JSON
+
+from webapp.tools import CATALOG
+from webapp.webmcp.schema import expected_input_schema
+from webapp.webmcp.schema import synthesize_input_schema
+
+EVENT_ID = "evt-webmcp-intro"
+
+
+def tool_forms(html: bytes | str) -> dict:
+    """The page's tool forms by name (a name may appear once per page)."""
+    forms = BeautifulSoup(html, "html.parser").select("form[toolname]")
+    names = [form["toolname"] for form in forms]
+    assert len(names) == len(set(names)), f"a tool appears twice: {names}"
+    return dict(zip(names, forms, strict=True))
+
+
+def assert_forms_match(html: bytes | str, expected: dict[str, dict]) -> None:
+    """The page shows exactly the `expected` tools, each with exactly its schema."""
+    forms = tool_forms(html)
+    assert set(forms) == set(expected)
+    for name, form in forms.items():
+        synthesized = synthesize_input_schema(form)
+        assert synthesized == expected[name], name
+        assert list(synthesized["properties"]) == list(expected[name]["properties"]), name
+
+
+def listed_events(client, url: str) -> list[tuple[str, str]]:
+    """(id, title) of the events a search page lists, from its JSON answer."""
+    events = client.get(url, headers=JSON).get_json()["data"]["events"]
+    return [(event["id"], event["title"]) for event in events]
+
+
+def expected(name: str, **context) -> dict:
+    return expected_input_schema(CATALOG[name], **context)
+
+
+@pytest.mark.parametrize("url", ["/events", "/events?query=webmcp", "/events?page=2",
+                                 "/events?location=online&price=free&date_from=2000-01-01"])
+def test_events_page(client, url):
+    shown = listed_events(client, url)
+    assert shown, "the sample data lists events here"
+    assert_forms_match(client.get(url).data, {
+        "search_events": expected("search_events"),
+        "get_event_details": expected("get_event_details", choices={"event_id": shown}),
+    })
+
+
+def test_events_page_with_one_result(client):
+    """A radio group of one: Chromium describes it like a single control."""
+    url = "/events?query=webmcp&location=kaohsiung"
+    shown = listed_events(client, url)
+    assert len(shown) == 1
+    schema = expected("get_event_details", choices={"event_id": shown})
+    assert schema["properties"]["event_id"]["description"].startswith("Id of one of the events")
+    assert_forms_match(client.get(url).data, {
+        "search_events": expected("search_events"), "get_event_details": schema})
+
+
+def test_events_page_without_results_offers_only_the_search(client):
+    url = "/events?query=nothing-matches-this"
+    assert listed_events(client, url) == []
+    assert_forms_match(client.get(url).data, {"search_events": expected("search_events")})
+
+
+def test_preview_partial(client):
+    partial = client.get(f"/events/details?event_id={EVENT_ID}", headers=HTMX)
+    assert_forms_match(partial.data, {"save_event": expected("save_event", bound=["event_id"])})
+
+
+def test_event_page(client):
+    assert_forms_match(client.get(f"/events/{EVENT_ID}").data, {
+        "get_event_details": expected("get_event_details", bound=["event_id"]),
+        "save_event": expected("save_event", bound=["event_id"]),
+    })
+
+
+def test_registration_page(client):
+    page = client.get(f"/events/{EVENT_ID}/register")
+    assert_forms_match(page.data, {
+        "prepare_event_registration": expected("prepare_event_registration", bound=["event_id"]),
+    })
+
+
+@pytest.mark.parametrize("events", [["evt-webmcp-intro"],
+                                    ["evt-webmcp-intro", "evt-webmcp-spec-reading"]])
+def test_registrations_page(visitor, events):
+    titles = [visitor.get(f"/events/{event_id}", headers=JSON).get_json()["data"]["event"]["title"]
+              for event_id in events]
+    choices = [(visitor.register(event_id)["id"], title)
+               for event_id, title in zip(events, titles, strict=True)]
+    assert_forms_match(visitor.get("/registrations").data, {
+        "prepare_registration_cancellation": expected(
+            "prepare_registration_cancellation", choices={"registration_id": choices}),
+    })
+
+
+def test_registrations_page_without_active_registrations_offers_no_tool(visitor):
+    assert tool_forms(visitor.get("/registrations").data) == {}
+
+
+PAGES = ["/events", "/events?query=webmcp", f"/events/{EVENT_ID}",
+         f"/events/{EVENT_ID}/register", "/registrations", "/saved"]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_forms_carry_the_catalog_entry(visitor, url):
+    visitor.register("evt-webmcp-spec-reading")
+    for name, form in tool_forms(visitor.get(url).data).items():
+        assert name in CATALOG, f"{url} exposes {name!r}, which is not in the catalog"
+        tool = CATALOG[name]
+        assert form["tooldescription"] == tool.description
+        assert form["tooltitle"] == tool.title
+        assert form.has_attr("toolautosubmit") is tool.autosubmit
+        assert url.split("?")[0] in {page.replace("<event_id>", EVENT_ID)
+                                     for page in tool.pages}, f"{name} is not listed for {url}"
+
+
+def test_every_tool_appears_on_some_page(visitor):
+    visitor.register("evt-webmcp-spec-reading")
+    shown = set()
+    for url in PAGES:
+        shown |= set(tool_forms(visitor.get(url).data))
+    assert shown == set(CATALOG.names)
