@@ -58,13 +58,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from . import errors
     from . import health
     from . import security
+    from .lint_samples import sample_pages
     from .tools import CATALOG
     from .webmcp import WebMCP
 
     db.init_app(app)
     security.init_app(app)
     errors.init_app(app)
-    WebMCP(app, CATALOG)
+    WebMCP(app, CATALOG, samples=sample_pages)
 
     from . import assets
     from . import events

@@ -3,7 +3,8 @@
     webmcp = WebMCP(app, catalog)      # templates get the `tool_form` and `jsonld` macros
 
 Pieces: `catalog` (tools as data), `result` (the envelope), `forms` (schema -> controls),
-`inputs` (request -> validated input), `negotiation` (JSON / partial / page answers).
+`inputs` (request -> validated input), `negotiation` (JSON / partial / page answers),
+`schema` (form <-> JSON Schema), `lint` and `cli` (`flask webmcp lint|manifest`).
 """
 
 from __future__ import annotations
@@ -17,24 +18,31 @@ from flask import Flask
 
 from .catalog import Catalog
 from .catalog import Tool
+from .cli import webmcp_cli
 from .forms import Control
 from .forms import controls_for
+from .lint import Samples
 from .negotiation import is_partial
 
 
 class WebMCP:
     """Registers the toolkit's templates and Jinja helpers for one catalog of tools."""
 
-    def __init__(self, app: Flask | None = None, catalog: Catalog | None = None):
+    def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
+                 samples: Samples | None = None):
         self.catalog = catalog
+        self.samples = samples
         if app is not None and catalog is not None:
-            self.init_app(app, catalog)
+            self.init_app(app, catalog, samples)
 
-    def init_app(self, app: Flask, catalog: Catalog) -> None:
-        """Attach to `app`: templates under `webmcp/`, helpers for forms and results."""
+    def init_app(self, app: Flask, catalog: Catalog, samples: Samples | None = None) -> None:
+        """Attach to `app`: templates under `webmcp/`, helpers for forms and results, and the
+        `flask webmcp` commands (`samples` gives the pages the linter checks)."""
         self.catalog = catalog
+        self.samples = samples
         app.extensions["webmcp"] = self
         app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates"))
+        app.cli.add_command(webmcp_cli)
         app.jinja_env.globals.update(
             webmcp_tool=self.tool,
             tool_controls=self.controls,

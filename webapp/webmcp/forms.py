@@ -114,6 +114,13 @@ def _options(field_obj: fields.Field, page_choices: Iterable[tuple[str, str]] | 
     return tuple(choices)
 
 
+def takes_page_choices(field_obj: fields.Field) -> bool:
+    """True for a choice field whose options the page supplies (a radio group without a
+    fixed vocabulary, e.g. the event ids a results list shows)."""
+    return field_obj.metadata.get("widget") == "radio" and not _validators(field_obj,
+                                                                           validate.OneOf)
+
+
 def _display(value: Any) -> str:
     if value is None:
         return ""

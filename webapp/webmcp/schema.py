@@ -23,17 +23,23 @@ import re
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
 from bs4 import BeautifulSoup
 from bs4 import NavigableString
 from bs4 import Tag
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map
 
 from .catalog import TOOL_NAME_RE
 from .catalog import Tool
 from .forms import Control
+from .forms import agent_fields
 from .forms import controls_for
+from .forms import takes_page_choices
 from .patterns import is_valid_pattern
 
 Schema = dict[str, Any]
@@ -206,7 +212,7 @@ def control_schema(control: Control) -> Schema | None:
         if len(titles) == 1:  # described like a single control: its own description, label
             return describe(choice_schema(titles),
                             resolve_description(control.description, [control.options[0].label]))
-        return describe(choice_schema(titles), control.description) if titles else None
+        return describe(choice_schema(titles), control.description)
     attrs = {**control.attrs, "value": control.value}
     if control.description:
         attrs["toolparamdescription"] = control.description
@@ -217,7 +223,47 @@ def control_schema(control: Control) -> Schema | None:
                     control.input_type)
 
 
+def page_context(tool: Tool, form: Tag, url_map: Map, page_path: str = "/") -> dict[str, Any]:
+    """What `expected_input_schema` needs to know about a rendered form of `tool`.
+
+    `bound`: the fields its action address carries (the URL rule's arguments, e.g. the event
+    of `/events/<event_id>/save`); `choices`: the options the page lists for fields whose
+    choices come from the page, read from the form itself.
+    """
+    action = urlsplit(form.get("action") or page_path).path or page_path
+    method = str(form.get("method") or "get").upper()
+    try:
+        _, arguments = url_map.bind("localhost").match(action, method=method)
+    except HTTPException:
+        arguments = {}
+    fields = agent_fields(tool.schema)
+    bound = [name for name in arguments if name in fields]
+    shown = synthesize_input_schema(form)["properties"]
+    choices = {
+        name: [(option["const"], option.get("title", ""))
+               for option in shown.get(name, {}).get("anyOf", ())]
+        for name, field_obj in fields.items()
+        if name not in bound and takes_page_choices(field_obj)
+    }
+    return {"choices": choices, "bound": bound}
+
+
 # -- from the page: a <form> element as Chromium reads it
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """The controls of a form that share one name, and what the browser makes of them."""
+
+    name: str
+    members: tuple[Tag, ...]
+    schema: Schema | None  # None: agents are not offered these controls
+    description: str | None  # its own (a date's format sentence aside)
+    grouped: bool  # two or more radios or checkboxes: described only by their <fieldset>
+
+    @property
+    def required(self) -> bool:
+        return any(member.has_attr("required") for member in self.members)
 
 
 def synthesize_input_schema(form: Tag) -> Schema:
@@ -226,20 +272,21 @@ def synthesize_input_schema(form: Tag) -> Schema:
     `form` must sit in its whole parsed document, so that labels elsewhere (`for=`) and
     controls associated with `form="id"` are found.
     """
+    return object_schema((parameter.name, parameter.schema, parameter.required)
+                         for parameter in read_parameters(form)
+                         if parameter.schema is not None)
+
+
+def read_parameters(form: Tag) -> list[Parameter]:
+    """Every name the form's enabled, writable controls use, in tree order."""
     document = _document_of(form)
     labels = _labels_by_control(document)
     groups: dict[str, list[Tag]] = {}
-    for control in _listed_controls(form, document):
+    for control in listed_controls(form):
         if _is_disabled(control) or _is_read_only(control):
             continue
         groups.setdefault(control.get("name", ""), []).append(control)
-    properties = []
-    for name, members in groups.items():
-        schema = _group_schema(members, labels)
-        if schema is not None:
-            required = any(member.has_attr("required") for member in members)
-            properties.append((name, schema, required))
-    return object_schema(properties)
+    return [_parameter(name, members, labels) for name, members in groups.items()]
 
 
 def _document_of(tag: Tag) -> Tag:
@@ -255,8 +302,9 @@ def input_type_of(element: Tag) -> str:
     return declared if declared in INPUT_TYPES else "text"
 
 
-def _listed_controls(form: Tag, document: Tag) -> list[Tag]:
+def listed_controls(form: Tag) -> list[Tag]:
     """The form's listed elements in tree order, including those outside it with form="id"."""
+    document = _document_of(form)
     form_id = form.get("id")
     owner_by_id = document.find(id=form_id) if form_id else None
     found = []
@@ -288,25 +336,27 @@ def _is_read_only(element: Tag) -> bool:
                                            and input_type_of(element) in READONLY_TYPES)
 
 
-def _group_schema(members: list[Tag], labels: Mapping[int, list[Tag]]) -> Schema | None:
-    """The property of the controls sharing one name, or None when it is left out."""
+def _parameter(name: str, members: list[Tag], labels: Mapping[int, list[Tag]]) -> Parameter:
+    """What the browser offers for the controls sharing `name` (schema None: nothing)."""
     kinds = {input_type_of(m) if m.name == "input" else m.name for m in members}
-    if len(members) > 1 and kinds == {"radio"}:
+    if len(members) > 1 and kinds in ({"radio"}, {"checkbox"}):
         options = [(m.get("value", "on"), _label_text(m, labels)) for m in members]
-        return describe(choice_schema(options), _group_description(members))
-    if len(members) > 1 and kinds == {"checkbox"}:
-        options = [(m.get("value", "on"), _label_text(m, labels)) for m in members]
-        return describe(choice_schema(options, multiple=True), _group_description(members))
-    if len(members) > 1:
-        return None  # two text inputs (or any other mix) under one name
-    return _single_schema(members[0], labels)
-
-
-def _single_schema(control: Tag, labels: Mapping[int, list[Tag]]) -> Schema | None:
+        description = _group_description(members)
+        schema = choice_schema(options, multiple=kinds == {"checkbox"})
+        return Parameter(name, tuple(members), describe(schema, description), description, True)
+    if len(members) > 1:  # two text inputs (or any other mix) under one name
+        return Parameter(name, tuple(members), None, None, False)
+    control = members[0]
     description = resolve_description(control.get("toolparamdescription"),
                                       [_text_of_label(label) for label in
                                        labels.get(id(control), ())],
                                       control.get("aria-description"))
+    return Parameter(name, (control,), _single_schema(control, description, labels),
+                     description, False)
+
+
+def _single_schema(control: Tag, description: str | None, labels: Mapping[int, list[Tag]]
+                   ) -> Schema | None:
     if control.name == "select":
         options = [(_option_value(o), _option_text(o)) for o in control.find_all("option")]
         return describe(choice_schema(options, multiple=control.has_attr("multiple")),

@@ -1,0 +1,112 @@
+"""`flask webmcp lint`: the project lints clean, and every rule fires on its broken fixture.
+
+The fixtures (`lint_fixtures/WMCPnnn_*.html`, one per rule) are linted as templates of
+`lint_fixtures/bookshop.py`, a second small site with its own catalog; each fixture's first
+line says which codes it must raise.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from lint_fixtures import bookshop
+
+import webapp
+from webapp import create_app
+from webapp.webmcp.lint import RULE_CODES
+from webapp.webmcp.lint import RULES
+
+FIXTURES = Path(__file__).parent / "lint_fixtures"
+EXPECT = re.compile(r"\{# expect: ((?:WMCP\d{3} ?)+) --")
+FINDING = re.compile(r"^(?P<path>\S+):(?P<line>\d+): (?P<code>WMCP\d{3}) \S.*$")
+
+
+def findings(output: str) -> list[re.Match]:
+    """The finding lines of the command's output (the summary goes to stderr)."""
+    return [FINDING.match(line) for line in output.splitlines() if FINDING.match(line)]
+
+
+def test_the_project_templates_lint_clean(runner):
+    result = runner.invoke(args=["webmcp", "lint"])
+    assert result.exit_code == 0, result.output
+    assert findings(result.output) == []
+    checked = re.search(r"(\d+) templates, (\d+) sample pages: no findings", result.output)
+    templates, pages = map(int, checked.groups())
+    assert templates >= 20 and pages >= 20
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("WMCP*.html")), ids=lambda p: p.stem)
+def test_each_rule_fires_on_its_fixture(fixture):
+    expected = set(EXPECT.match(fixture.read_text()).group(1).split())
+    assert fixture.name[:7] in expected
+    result = bookshop.create_app().test_cli_runner().invoke(
+        args=["webmcp", "lint", str(fixture)])
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.output.splitlines() if ": WMCP" in line]
+    assert lines and all(FINDING.match(line) for line in lines), result.output
+    assert {found["code"] for found in findings(result.output)} == expected
+    assert all(found["path"].endswith(fixture.name) for found in findings(result.output))
+
+
+def test_every_rule_has_a_fixture_and_a_rationale():
+    assert {path.name[:7] for path in FIXTURES.glob("WMCP*.html")} == RULE_CODES
+    assert all(rule.finds and rule.rationale for rule in RULES)
+
+
+def test_help_lists_every_rule_with_its_rationale(runner):
+    shown = " ".join(runner.invoke(args=["webmcp", "lint", "--help"]).output.split())
+    for rule in RULES:
+        assert f"{rule.code} {rule.finds} {rule.rationale}" in shown
+
+
+def test_findings_point_at_the_template_line():
+    result = bookshop.create_app().test_cli_runner().invoke(
+        args=["webmcp", "lint", str(FIXTURES / "WMCP006_control_without_label.html")])
+    lines = {found["code"]: int(found["line"]) for found in findings(result.output)}
+    assert lines == {"WMCP006": 4, "WMCP014": 3}  # the bare <input>, the tool_form call
+
+
+@pytest.fixture
+def project_copy(tmp_path, monkeypatch):
+    """A copy of the project's templates that a test may break (the app reads that copy)."""
+    shutil.copytree(webapp.PROJECT_ROOT / "templates", tmp_path / "templates")
+    for folder in ("static", "data"):
+        (tmp_path / folder).symlink_to(webapp.PROJECT_ROOT / folder)
+    monkeypatch.setattr(webapp, "PROJECT_ROOT", tmp_path)
+    return tmp_path
+
+
+def break_template(root: Path, name: str, old: str, new: str) -> None:
+    path = root / "templates" / name
+    source = path.read_text()
+    assert old in source
+    path.write_text(source.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(("template", "old", "new", "codes", "reported_in"), [
+    # the results list's radio group loses its description
+    ("events/_event_list.html", 'class="field field--radio" toolparamdescription=',
+     'class="field field--radio" data-x=', {"WMCP007", "WMCP014"}, "events/_event_list.html"),
+    # a second, empty search form: twice on the page, and the one in the partial drifts
+    ("events/_results.html", '{% include "events/_event_list.html" %}',
+     '{% include "events/_event_list.html" %}{{ tool_form("search_events", "/events") }}',
+     {"WMCP004", "WMCP014"}, "events/_results.html"),
+    # the base template stops rendering the result for agents: every page showing one is found
+    ("base.html", "{% if result %}{{ jsonld(result) }}{% endif %}", "", {"WMCP013"},
+     "events/index.html"),
+])
+def test_a_broken_project_template_is_found_through_the_sample_pages(
+        project_copy, tmp_path, template, old, new, codes, reported_in):
+    if "tool_form(" in new:
+        break_template(project_copy, template, "{%- set data",
+                       '{% from "webmcp/macros.html" import tool_form %}{%- set data')
+    break_template(project_copy, template, old, new)
+    app = create_app({"TESTING": True, "SECRET_KEY": "x", "DATABASE": str(tmp_path / "db")})
+    result = app.test_cli_runner().invoke(args=["webmcp", "lint"])
+    assert result.exit_code == 1
+    found = findings(result.output)
+    assert {f["code"] for f in found} == codes, result.output
+    assert any(f["path"].endswith(f"templates/{reported_in}") for f in found), result.output

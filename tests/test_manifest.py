@@ -1,0 +1,41 @@
+"""`flask webmcp manifest`: the catalog as JSON, stable enough for CI to diff."""
+
+from __future__ import annotations
+
+import json
+
+from webapp.tools import CATALOG
+from webapp.webmcp.schema import expected_input_schema
+
+
+def manifest(runner) -> dict:
+    result = runner.invoke(args=["webmcp", "manifest"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_lists_every_tool_with_its_catalog_entry(runner):
+    tools = manifest(runner)["tools"]
+    assert [tool["name"] for tool in tools] == CATALOG.names
+    for entry in tools:
+        tool = CATALOG[entry["name"]]
+        assert (entry["title"], entry["description"], entry["autosubmit"], entry["pages"]) == (
+            tool.title, tool.description, tool.autosubmit, list(tool.pages))
+        assert entry["forms"], f"no sample page shows {tool.name}"
+
+
+def test_gives_the_schema_of_each_form(runner):
+    forms = {(tool["name"], form["route"]): form
+             for tool in manifest(runner)["tools"] for form in tool["forms"]}
+    search = forms["search_events", "/events"]
+    assert search["inputSchema"] == expected_input_schema(CATALOG["search_events"])
+    assert search["choicesFromPage"] == []
+    details = forms["get_event_details", "/events"]
+    assert details["choicesFromPage"] == ["event_id"]
+    assert details["inputSchema"]["properties"]["event_id"]["enum"] == []
+    assert forms["get_event_details", "/events/<event_id>"]["inputSchema"]["properties"] == {}
+
+
+def test_is_the_same_every_time(runner):
+    """Page data (event and registration ids) stays out, so only tool changes show in a diff."""
+    assert manifest(runner) == manifest(runner)

@@ -1,0 +1,94 @@
+"""The pages `flask webmcp lint` checks: every template, rendered with realistic data.
+
+A throwaway copy of the site (its own database in a temporary folder, seeded with the sample
+events) is walked the way a visitor would walk it: search, preview, an event's page, save,
+register and confirm, cancel, the saved list; every HTML answer (page or htmx partial) is kept
+with the templates that rendered it.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from flask import Flask
+
+from .webmcp.lint import PageRecorder
+from .webmcp.lint import RenderedPage
+
+HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
+JSON = {"Accept": "application/json"}
+CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
+
+
+def sample_pages(app: Flask) -> list[RenderedPage]:
+    """Walk a sandbox copy of `app` and return the pages it answered."""
+    from . import create_app
+    from .db import prepare_database
+
+    with tempfile.TemporaryDirectory() as folder:
+        sandbox = create_app({
+            "TESTING": True,
+            "SECRET_KEY": "lint samples",
+            "DATABASE": str(Path(folder) / "events.sqlite"),
+            "SEED_FILE": app.config["SEED_FILE"],
+        })
+        with sandbox.app_context():
+            prepare_database()
+        visit = PageRecorder(sandbox)
+        _find(visit)
+        _register_and_cancel(visit)
+        return visit.pages
+
+
+def _find(visit: PageRecorder) -> None:
+    events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
+    first, second = events[0]["id"], events[1]["id"]
+    for url in ("/events", "/events?query=web&location=taipei", "/events?page=2",
+                "/events?query=no-event-has-this-word", "/events?date_from=not-a-date"):
+        visit.get(url)
+    visit.get("/events?query=web", headers=HTMX)
+    visit.get(f"/events/details?event_id={first}", headers=HTMX)
+    visit.get(f"/events/{first}")
+    visit.get("/events/evt-no-such-event")
+    visit.get("/events/evt-no-such-event", headers=HTMX)
+    csrf = _csrf(visit, first)
+    visit.post(f"/events/{first}/save", data={"csrf_token": csrf}, headers=HTMX)
+    visit.post(f"/events/{second}/save", data={"csrf_token": csrf}, follow_redirects=True)
+    visit.get("/saved")
+    visit.post(f"/saved/{second}/remove", data={"csrf_token": csrf}, headers=HTMX)
+
+
+def _register_and_cancel(visit: PageRecorder) -> None:
+    events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
+    first, second = events[0]["id"], events[1]["id"]
+    csrf = _csrf(visit, first)
+    attendee = {"csrf_token": csrf, "attendee_name": "Ann Lee", "email": "ann@example.com"}
+    visit.get(f"/events/{first}/register")
+    visit.post(f"/events/{first}/register", data={**attendee, "email": "not-an-address"},
+               headers=HTMX)
+    review = visit.post(f"/events/{first}/register", data=attendee, headers=HTMX)
+    token = TOKEN_FIELD.search(review.get_data(as_text=True)).group(1)
+    visit.post("/registrations/confirm", data={"csrf_token": csrf, "confirmation_token": token},
+               headers=HTMX)
+    review = visit.post(f"/events/{second}/register", data=attendee, follow_redirects=True)
+    token = TOKEN_FIELD.search(review.get_data(as_text=True)).group(1)
+    confirmed = visit.post("/registrations/confirm", headers=JSON,
+                           data={"csrf_token": csrf, "confirmation_token": token}).get_json()
+    registration = confirmed["data"]["registration"]["id"]
+    visit.get("/registrations")
+    visit.get(f"/registrations/{registration}")
+    dialog = visit.post("/registrations/cancellation", headers=HTMX,
+                        data={"csrf_token": csrf, "registration_id": registration})
+    token = TOKEN_FIELD.search(dialog.get_data(as_text=True)).group(1)
+    visit.post(f"/registrations/{registration}/cancel", headers=HTMX,
+               data={"csrf_token": csrf, "confirmation_token": token})
+    visit.get("/registrations")
+
+
+def _csrf(visit: PageRecorder, event_id: str) -> str:
+    """The visitor's form token, read from an event page (its save form posts)."""
+    page = visit.client.get(f"/events/{event_id}").get_data(as_text=True)
+    return CSRF_FIELD.search(page).group(1)

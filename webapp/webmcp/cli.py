@@ -1,0 +1,86 @@
+"""`flask webmcp lint` and `flask webmcp manifest`: the toolkit's commands for people and CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from bs4 import BeautifulSoup
+from flask import Flask
+from flask import current_app
+from flask.cli import AppGroup
+
+from .lint import RULES
+from .lint import Linter
+from .schema import expected_input_schema
+from .schema import page_context
+
+
+def _lint_help() -> str:
+    width = max(len(rule.code) for rule in RULES) + 2
+    rules = "\n".join(f"{rule.code:<{width}}{rule.finds}\n{'':<{width}}{rule.rationale}"
+                      for rule in RULES)
+    return (
+        "Check Jinja templates for WebMCP declarative-form mistakes: their source, and the "
+        "pages rendered from them with the site's sample data. Prints `path:line: CODE "
+        "message` for each finding and exits with status 1 when there is any.\n\n"
+        "PATHS are template files or folders (default: every template folder of the app).\n\n"
+        f"\b\nRules:\n{rules}"
+    )
+
+
+webmcp_cli = AppGroup("webmcp", help="WebMCP declarative forms: lint templates, print the tool "
+                                     "manifest.")
+
+
+@webmcp_cli.command("lint", help=_lint_help())
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+def lint_command(paths: tuple[Path, ...]) -> None:
+    extension = current_app.extensions["webmcp"]
+    linter = Linter(current_app, extension.catalog, extension.samples)
+    findings = linter.run(paths)
+    for finding in findings:
+        click.echo(str(finding))
+    click.echo(f"{linter.templates_checked} templates, {linter.pages_checked} sample pages: "
+               f"{len(findings) or 'no'} finding{'' if len(findings) == 1 else 's'}.", err=True)
+    raise SystemExit(1 if findings else 0)
+
+
+@webmcp_cli.command("manifest")
+def manifest_command() -> None:
+    """Print the tool catalog as JSON, with the input schema of each form of each tool."""
+    click.echo(json.dumps(manifest(current_app), indent=2, ensure_ascii=False))
+
+
+def manifest(app: Flask) -> dict[str, Any]:
+    """The catalog as data: every tool, and the schema its form offers on each page route.
+
+    The forms come from the site's sample pages; options a page lists (e.g. event ids) are
+    left out of the schemas and named in `choicesFromPage`, so the manifest only changes when
+    the tools do.
+    """
+    extension = app.extensions["webmcp"]
+    forms: dict[str, dict[str, dict[str, Any]]] = {tool.name: {} for tool in extension.catalog}
+    for page in extension.samples(app) if extension.samples else ():
+        soup = BeautifulSoup(page.html, "html.parser")
+        for form in soup.select("form[toolname]"):
+            tool = extension.catalog[form["toolname"]]
+            context = page_context(tool, form, app.url_map, page.url.split("?")[0])
+            listed = sorted(context["choices"])
+            context["choices"] = {name: [] for name in listed}
+            forms[tool.name].setdefault(page.rule or page.url, {
+                "route": page.rule or page.url,
+                "inputSchema": expected_input_schema(tool, **context),
+                "choicesFromPage": listed,
+            })
+    return {"tools": [{
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "autosubmit": tool.autosubmit,
+        "writes": tool.writes,
+        "pages": list(tool.pages),
+        "forms": sorted(forms[tool.name].values(), key=lambda form: form["route"]),
+    } for tool in extension.catalog]}
