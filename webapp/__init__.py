@@ -69,6 +69,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from . import assets
     from . import events
+    from . import openapi
     from . import registrations
     from . import saved
     from . import templating
@@ -79,6 +80,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(registrations.bp)
     app.register_blueprint(saved.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(openapi.bp)
 
     @app.get("/")
     def index():
