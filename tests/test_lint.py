@@ -56,6 +56,11 @@ def test_every_rule_has_a_fixture_and_a_rationale():
     assert all(rule.finds and rule.rationale for rule in RULES)
 
 
+def test_readme_lists_every_rule():
+    readme = (webapp.PROJECT_ROOT / "README.md").read_text()
+    assert all(f"| {rule.code} |" in readme for rule in RULES)
+
+
 def test_help_lists_every_rule_with_its_rationale(runner):
     shown = " ".join(runner.invoke(args=["webmcp", "lint", "--help"]).output.split())
     for rule in RULES:

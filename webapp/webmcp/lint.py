@@ -419,9 +419,10 @@ def schema_difference(synthesized: dict[str, Any], expected: dict[str, Any]) -> 
         if name not in wanted:
             return f"the form has {name!r}, which the schema does not"
     for name in wanted:
-        if found[name] != wanted[name]:
-            return f"{name!r} is {_json(found[name])} in the form, {_json(wanted[name])} in " \
-                   "the schema"
+        for key in dict.fromkeys([*wanted[name], *found[name]]):
+            if found[name].get(key) != wanted[name].get(key):
+                return f"{name!r}: {key} is {_brief(found[name].get(key))} in the form, " \
+                       f"{_brief(wanted[name].get(key))} in the schema"
     if list(found) != list(wanted):
         return f"the form's order {list(found)} is not the schema's {list(wanted)}"
     if synthesized["required"] != expected["required"]:
@@ -430,8 +431,11 @@ def schema_difference(synthesized: dict[str, Any], expected: dict[str, Any]) -> 
     return None
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+def _brief(value: Any, width: int = 60) -> str:
+    if value is None:
+        return "absent"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 # -- templates: files, names, sources, rendering

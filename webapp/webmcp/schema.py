@@ -15,6 +15,13 @@ and the reference differ, Chromium's behaviour is the one written here:
 - a radio or checkbox "group" of one member is described like a single control;
 - label texts are trimmed one by one and joined with "; "; descriptions are otherwise taken
   verbatim; a `pattern` is kept only when it compiles with the `v` flag (see `patterns`).
+
+Not modelled: numbers beyond double precision (Chromium rounds them, e.g. min="0.30000000000000004"
+gives 0.3); unknown `\\p{...}` property names in a pattern; whitespace-only text, which
+BeautifulSoup's html.parser collapses to one space before we see it (an <option> of spaces);
+forms inside shadow roots; file inputs and form-associated custom elements (both behind flags
+that are off in Chromium 156); markup that the HTML parser would repair differently from the
+parser that built the tree.
 """
 
 from __future__ import annotations
