@@ -38,6 +38,7 @@ static: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/flask --app webapp webmcp lint
 
 clean:
 	rm -rf $(VENV) instance bench/results

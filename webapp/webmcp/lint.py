@@ -37,6 +37,7 @@ from werkzeug.routing import Map
 
 from .catalog import TOOL_NAME_RE
 from .catalog import Catalog
+from .catalog import Tool
 from .patterns import is_valid_pattern
 from .schema import Parameter
 from .schema import expected_input_schema
@@ -152,9 +153,11 @@ class PageRecorder:
         self.pages: list[RenderedPage] = []
 
     def get(self, url: str, **kwargs: Any) -> Any:
+        """GET `url` (keyword arguments as for the test client)."""
         return self.open(url, method="GET", **kwargs)
 
     def post(self, url: str, **kwargs: Any) -> Any:
+        """POST to `url` (keyword arguments as for the test client)."""
         return self.open(url, method="POST", **kwargs)
 
     def open(self, url: str, **kwargs: Any) -> Any:
@@ -232,6 +235,7 @@ class Linter:
         return True
 
     def extended_sources(self, tree: nodes.Template) -> Iterator[str]:
+        """The sources of the templates `tree` extends, nearest first."""
         for extends in tree.find_all(nodes.Extends):
             if isinstance(extends.template, nodes.Const):
                 name = extends.template.value
@@ -258,6 +262,7 @@ class Linter:
         return set(closure)
 
     def check_alone(self, path: Path, name: str | None) -> None:
+        """Render a template no sample page uses, without data, and check that."""
         shown = display_path(path)
         source = path.read_text(encoding="utf-8")
         try:
@@ -272,9 +277,11 @@ class Linter:
             self.add(shown, line, problem.code, problem.message)
 
     def source_of(self, name: str) -> str:
+        """The source of the template the app loads as `name`."""
         return self.app.jinja_env.loader.get_source(self.app.jinja_env, name)[0]
 
     def add(self, path: str, line: int, code: str, message: str) -> None:
+        """Record a finding (the same finding from several pages counts once)."""
         assert code in RULE_CODES, code
         self.findings.add(Finding(path, line, code, message))
 
@@ -301,8 +308,8 @@ def check_page(html: str, catalog: Catalog, url_map: Map, path: str = "/") -> li
                                     tool=name))
             continue
         if name in seen:
-            problems.append(Problem("WMCP004", f"{name} appears twice on {path}; agents only "
-                                               "get the first", tool=name))
+            problems.append(Problem("WMCP004", f"{name} appears twice on one page; agents "
+                                               "only get the first", tool=name))
             continue
         seen.add(name)
         problems.extend(check_form(form, name, catalog, url_map, path))
@@ -335,7 +342,8 @@ def check_form(form: Tag, name: str, catalog: Catalog, url_map: Map, path: str
             yield Problem("WMCP014", f"{name}: {drift}", tool=name)
 
 
-def check_metadata(form: Tag, tool: Any) -> Iterator[Problem]:
+def check_metadata(form: Tag, tool: Tool) -> Iterator[Problem]:
+    """The form's attributes against the tool's catalog entry."""
     autosubmit = form.has_attr("toolautosubmit")
     if autosubmit and not tool.autosubmit:
         yield Problem("WMCP009", f"{tool.name} must be submitted by a person: remove "
@@ -352,6 +360,7 @@ def check_metadata(form: Tag, tool: Any) -> Iterator[Problem]:
 
 def check_tool_description(name: str, description: str, parameters: list[Parameter]
                            ) -> Iterator[Problem]:
+    """An empty, long or field-listing tooldescription."""
     if not description.strip():
         yield Problem("WMCP011", f"{name} has an empty tooldescription", tool=name)
     elif len(description) > MAX_TOOL_DESCRIPTION:
@@ -364,6 +373,7 @@ def check_tool_description(name: str, description: str, parameters: list[Paramet
 
 
 def check_parameter(name: str, parameter: Parameter) -> Iterator[Problem]:
+    """One agent-visible parameter: its description, pattern and toolparamdescriptions."""
     where = {"tool": name, "control": parameter.name}
     if not parameter.description:
         if parameter.grouped:
@@ -404,6 +414,7 @@ def is_fillable(control: Tag) -> bool:
 
 
 def is_submit_button(control: Tag) -> bool:
+    """A <button> of type submit (the default) or an <input type=submit|image>."""
     if control.name == "button":
         return str(control.get("type", "submit")).lower() not in ("button", "reset")
     return control.name == "input" and input_type_of(control) in ("submit", "image")
@@ -533,6 +544,7 @@ def locate(problem: Problem, sources: list[tuple[str, str]]) -> tuple[str, int]:
 
 
 def line_of(source: str, offset: int) -> int:
+    """The 1-based line of a character offset."""
     return source.count("\n", 0, offset) + 1
 
 
