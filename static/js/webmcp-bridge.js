@@ -12,6 +12,12 @@
  * where htmx would have put it: removing the invoked form while its call is pending would
  * cancel the call, so the answer must come first.
  *
+ * An agent's fill must not also set off htmx's conveniences for people (active search, showing
+ * the chosen event): Chromium fills a tool form and submits it in one task, so each `input` or
+ * `change` on a tool form is held for one task and dropped if an agent submit of that form came
+ * in the meantime; otherwise it is passed on to htmx unchanged. (Those events are trusted and
+ * look exactly like a person's, so waiting for the submit is the only way to tell.)
+ *
  * Without JavaScript none of this runs: forms navigate, and the JSON-LD of the page they land
  * on is the agent's answer. People's submits are left to htmx untouched.
  */
@@ -87,10 +93,52 @@
     };
   }
 
+  /* Fills waiting one task to learn whether an agent made them: form -> {events, byAgent}. */
+  var heldFills = new WeakMap();
+  var passedOn = new WeakSet();
+
+  function isToolForm(form) {
+    return form instanceof HTMLFormElement && form.hasAttribute("toolname");
+  }
+
+  function holdFill(event) {
+    var form = event.target.form;
+    if (passedOn.has(event) || !isToolForm(form)) {
+      return;
+    }
+    event.stopImmediatePropagation();
+    var fill = heldFills.get(form);
+    if (!fill) {
+      fill = { events: [], byAgent: false };
+      heldFills.set(form, fill);
+      setTimeout(function () {
+        heldFills.delete(form);
+        if (!fill.byAgent) {
+          fill.events.forEach(passOn);
+        }
+      }, 0);
+    }
+    fill.events.push(event);
+  }
+
+  /* Dispatch a copy of a held event where it happened, for htmx and everyone else. */
+  function passOn(event) {
+    var copy = new event.constructor(event.type, event);
+    passedOn.add(copy);
+    event.target.dispatchEvent(copy);
+  }
+
+  document.addEventListener("input", holdFill, true);
+  document.addEventListener("change", holdFill, true);
+
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    if (!event.agentInvoked || !(form instanceof HTMLFormElement) || !form.hasAttribute("toolname")) {
+    if (!event.agentInvoked || !isToolForm(form)) {
       return;
+    }
+    var fill = heldFills.get(form);
+    if (fill) {
+      fill.byAgent = true; // the agent's own fill: the request below is the only one
     }
     if (!attr(form, "hx-get") && !attr(form, "hx-post")) {
       return; // a plain form: let it navigate; the next page's JSON-LD is the answer

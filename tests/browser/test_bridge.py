@@ -1,0 +1,60 @@
+"""The JS bridge with htmx: an agent's call is one request, logged as the agent's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Not among the events /events lists first, so only the new results can offer it.
+LATER_EVENT = "evt-k8s-production"
+
+
+def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
+    """htmx's conveniences for people (active search, showing the chosen event) must not answer
+    an agent's fill with a second request: one call, one request."""
+    js_tab.open("/events")
+    sent = []
+    js_tab.page.on("request", lambda request: sent.append(request.url))
+    js_tab.call("search_events", {"query": "kubernetes"})
+    js_tab.call("get_event_details", {"event_id": LATER_EVENT})
+    wait_out_htmx_delays(js_tab.page)
+    assert [url.split("?")[0].removeprefix(js_tab.site.base_url) for url in sent] == [
+        "/events", "/events/details"]
+
+
+def test_the_activity_log_names_the_agent(js_tab):
+    js_tab.open("/events")
+    js_tab.call("search_events", {"query": "kubernetes"})
+    js_tab.call("get_event_details", {"event_id": LATER_EVENT})
+    js_tab.call("save_event")  # the first write makes the visitor whose activity is logged
+    js_tab.call("search_events", {"query": "webmcp"})
+    js_tab.call("get_event_details", {"event_id": "evt-webmcp-intro"})
+    wait_out_htmx_delays(js_tab.page)
+    log = js_tab.new_tab()
+    log.open("/registrations")
+    rows = log.page.locator(".activity tbody tr")
+    assert [rows.nth(i).locator("td").all_inner_texts()[1:3] for i in range(rows.count())] == [
+        ["Your agent", "Get event details evt-webmcp-intro"],
+        ["Your agent", "Search events"],
+        ["Your agent", "Save event evt-k8s-production"],
+    ]
+
+
+def wait_out_htmx_delays(page) -> None:
+    """Let the longest `delay:` of the page's htmx triggers pass, so a late request would show."""
+    triggers = page.locator("[hx-trigger]").evaluate_all(
+        "elements => elements.map(e => e.getAttribute('hx-trigger'))")
+    delays = [int(ms) for trigger in triggers for ms in re.findall(r"delay:(\d+)ms", trigger)]
+    page.wait_for_timeout(max(delays, default=0) + 300)
+
+
+def test_people_still_get_active_search(js_tab):
+    """What the bridge holds back from an agent's fill still reaches htmx for a person."""
+    js_tab.open("/events")
+    js_tab.page.get_by_label("Keywords").press_sequentially("kubernetes")
+    js_tab.page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
+    radios = js_tab.page.get_by_role("radio")
+    assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
