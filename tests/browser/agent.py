@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from playwright.sync_api import Error
@@ -32,11 +33,13 @@ class Tool:
 
 @dataclass(frozen=True)
 class Answer:
-    """Chromium's report of one call: Completed with an output, or Error/Canceled with a text."""
+    """Chromium's report of one call: Completed with an output, or Error/Canceled with a text;
+    and the tools the page had when the report arrived (what the agent could call next)."""
 
     status: str
     output: Any = None
     error_text: str | None = None
+    page_tools: dict[str, Tool] = field(default_factory=dict, repr=False)
 
 
 class ToolNotFound(Exception):
@@ -50,7 +53,7 @@ class Agent:
         self.page = page
         self.timeout_s = timeout_s
         self._tools: dict[str, Tool] = {}
-        self._answers: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, Answer] = {}
         self._cdp = page.context.new_cdp_session(page)
         self._cdp.on("Page.frameNavigated", self._on_navigated)
         self._cdp.on("WebMCP.toolsAdded", self._on_tools_added)
@@ -91,9 +94,7 @@ class Agent:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{name}: Chromium reported no answer in {self.timeout_s} s")
             self.page.wait_for_timeout(POLL_MS)
-        report = self._answers.pop(invocation)
-        return Answer(status=report["status"], output=report.get("output"),
-                      error_text=report.get("errorText"))
+        return self._answers.pop(invocation)
 
     def _tool_form_names(self) -> set[str]:
         return set(self.page.locator(TOOL_FORMS).evaluate_all(
@@ -116,4 +117,7 @@ class Agent:
             self._tools.pop(tool["name"], None)
 
     def _on_tool_responded(self, event: dict[str, Any]) -> None:
-        self._answers[event["invocationId"]] = event
+        # DevTools events arrive in order: the tools known now are those the page had then.
+        self._answers[event["invocationId"]] = Answer(
+            status=event["status"], output=event.get("output"),
+            error_text=event.get("errorText"), page_tools=dict(self._tools))

@@ -1,4 +1,6 @@
-"""The JS bridge with htmx: an agent's call is one request, logged as the agent's."""
+"""The JS bridge with htmx: an agent's call is one request, logged as the agent's, and when the
+answer arrives the page already offers what it describes (so the next call can follow at once).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +12,23 @@ pytestmark = pytest.mark.browser
 
 # Not among the events /events lists first, so only the new results can offer it.
 LATER_EVENT = "evt-k8s-production"
+
+
+def test_an_answer_arrives_once_the_page_offers_what_it_describes(js_tab):
+    js_tab.open("/events")
+    found = js_tab.call("search_events", {"query": "kubernetes"})
+    assert [e["id"] for e in found.output["data"]["events"]] == [LATER_EVENT]
+    assert event_ids_offered(found.page_tools["get_event_details"]) == [LATER_EVENT]
+    shown = js_tab.call("get_event_details", {"event_id": LATER_EVENT})
+    assert "save_event" in shown.page_tools  # "call save_event to keep it", says the answer
+
+
+def test_the_same_tool_can_be_called_again_at_once(js_tab):
+    """The swap after a save keeps the save form (a morph): replacing it would cancel a call."""
+    js_tab.open(f"/events/{LATER_EVENT}")
+    answers = [js_tab.call("save_event") for _ in range(3)]
+    assert [a.status for a in answers] == ["Completed"] * 3
+    assert [a.output["data"]["alreadySaved"] for a in answers] == [False, True, True]
 
 
 def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
@@ -41,6 +60,10 @@ def test_the_activity_log_names_the_agent(js_tab):
         ["Your agent", "Search events"],
         ["Your agent", "Save event evt-k8s-production"],
     ]
+
+
+def event_ids_offered(tool) -> list[str]:
+    return tool.input_schema["properties"]["event_id"]["enum"]
 
 
 def wait_out_htmx_delays(page) -> None:
