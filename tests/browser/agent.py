@@ -39,7 +39,7 @@ class Answer:
     status: str
     output: Any = None
     error_text: str | None = None
-    page_tools: dict[str, Tool] = field(default_factory=dict, repr=False)
+    page_tools: dict[str, Tool] = field(default_factory=dict, repr=False, compare=False)
 
 
 class ToolNotFound(Exception):

@@ -4,6 +4,7 @@ and the same visitor asking as a JSON client (to compare answers).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from .agent import Answer
 from .agent import Tool
 
 JSON = {"Accept": "application/json"}
+REGISTRATION_ID = re.compile(r"reg-[A-Za-z0-9_-]{8,64}")
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,9 @@ class Tab:
 
     # The same visitor as a JSON client.
 
-    def json_answer_to(self, request: Request) -> dict[str, Any]:
+    def json_answer_to(self, request: Request | None) -> dict[str, Any]:
         """The JSON answer to the same request sent again with this visitor's cookies."""
+        assert request is not None, "the call sent no request to the site"
         headers = dict(JSON)
         if request.post_data is not None:
             headers["Content-Type"] = request.headers["content-type"]
@@ -102,13 +105,15 @@ class Tab:
         self.page.get_by_text(then_shows).first.wait_for()
 
     def register_as_person(self, event_id: str, name: str = "Ann Lee",
-                           email: str = "ann@example.com") -> None:
-        """A person registers through the pages: fill, review, confirm."""
+                           email: str = "ann@example.com") -> str:
+        """A person registers through the pages (fill, review, confirm); the registration id
+        the confirmation shows."""
         self.open(f"/events/{event_id}/register")
         self.page.get_by_label("Attendee name").fill(name)
         self.page.get_by_label("E-mail").fill(email)
         self.press("Review registration", then_shows="Check and confirm")
         self.press("Confirm registration", then_shows="one seat is yours")
+        return REGISTRATION_ID.search(self.page.locator("main").inner_html()).group()
 
     def new_tab(self) -> Tab:
         """Another tab of the same browser: the same visitor."""
