@@ -35,8 +35,9 @@ def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
     """htmx's conveniences for people (active search, showing the chosen event) must not answer
     an agent's fill with a second request: one call, one request."""
     js_tab.open("/events")
-    sent = []
-    js_tab.page.on("request", lambda request: sent.append(request.url))
+    sent = []  # what htmx and the bridge fetch (not the page's own assets)
+    js_tab.page.on("request", lambda request: request.resource_type == "fetch"
+                   and sent.append(request.url))
     js_tab.call("search_events", {"query": "kubernetes"})
     js_tab.call("get_event_details", {"event_id": LATER_EVENT})
     wait_out_htmx_delays(js_tab.page)
