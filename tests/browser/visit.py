@@ -58,6 +58,15 @@ class Tab:
             (r for r in self._sent[already_sent:] if self._carries_the_call(r)), None)
         return answer
 
+    def result(self, answer: Answer) -> dict[str, Any]:
+        """The result an answer carries: the bridge's object, or the next page's one JSON-LD
+        block when there is no JavaScript."""
+        assert answer.status == "Completed", answer.error_text
+        if self.javascript:
+            return answer.output
+        assert isinstance(answer.output, list) and len(answer.output) == 1, answer.output
+        return answer.output[0]
+
     def delivered(self, envelope: dict[str, Any]) -> Any:
         """What this tab's agent receives for a result: the object the bridge answers with,
         or without JavaScript the JSON-LD blocks of the next page, which hold it once."""
