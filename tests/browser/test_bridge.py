@@ -12,6 +12,17 @@ pytestmark = pytest.mark.browser
 
 # Not among the events /events lists first, so only the new results can offer it.
 LATER_EVENT = "evt-k8s-production"
+# A slow network in the page: 600 ms for requests not sent for an agent, 1 s for an agent's
+# save_event, so a request htmx sent for an agent's fill would land while the save is pending.
+SLOW_NETWORK = """
+const fetchNow = window.fetch;
+window.fetch = (input, init = {}) => {
+  const byAgent = (init.headers || {})["WebMCP-Agent-Invoked"] === "true";
+  const delay = byAgent ? (String(input).endsWith("/save") ? 1000 : 0) : 600;
+  const answer = fetchNow(input, init);
+  return new Promise((resolve) => setTimeout(() => resolve(answer), delay));
+};
+"""
 
 
 def test_an_answer_arrives_once_the_page_offers_what_it_describes(js_tab):
@@ -43,6 +54,18 @@ def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
     wait_out_htmx_delays(js_tab.page)
     assert [url.split("?")[0].removeprefix(js_tab.site.base_url) for url in sent] == [
         "/events", "/events/details"]
+
+
+def test_a_late_htmx_request_cannot_cancel_the_agents_next_call(js_tab):
+    """Were htmx to answer an agent's fill with a request of its own, a slow one would swap the
+    preview pane while the agent's save_event on it is pending, and Chromium would cancel that
+    call ("Tool execution cancelled, since tool definition was updated")."""
+    js_tab.page.add_init_script(SLOW_NETWORK)
+    js_tab.open("/events")
+    js_tab.call("search_events", {"query": "webmcp"})
+    js_tab.call("get_event_details", {"event_id": "evt-webmcp-intro"})
+    saved = js_tab.call("save_event")
+    assert (saved.status, saved.error_text) == ("Completed", None)
 
 
 def test_the_activity_log_names_the_agent(js_tab):
