@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from webapp.tools import CATALOG
+
 pytestmark = pytest.mark.browser
 
 OPEN_EVENT = "evt-webmcp-intro"
@@ -27,6 +29,16 @@ NOTHING_MATCHES = "/events?location=kaohsiung&price=paid&level=advanced&query=Ag
         "saved", "unknown-event"])
 def test_each_page_offers_exactly_its_tools(tab, path, tools):
     assert set(tab.open(path)) == tools
+
+
+def test_chromium_describes_each_tool_as_the_catalog_does(js_tab):
+    seen = {}
+    for path in ("/events", f"/events/{OPEN_EVENT}", f"/events/{OPEN_EVENT}/register"):
+        seen.update(js_tab.open(path))
+    js_tab.register_as_person(OPEN_EVENT)
+    seen.update(js_tab.open("/registrations"))
+    assert {name: (tool.description, tool.autosubmit) for name, tool in seen.items()} == {
+        tool.name: (tool.description, tool.autosubmit) for tool in CATALOG}
 
 
 def test_the_pages_are_the_ones_meant(tab):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page
@@ -25,7 +24,6 @@ class Site:
     """The app served by gunicorn for one test module, with its own database."""
 
     base_url: str
-    database: Path
 
     def url(self, path: str) -> str:
         return self.base_url + path
