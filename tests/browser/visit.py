@@ -45,16 +45,12 @@ class Tab:
 
     def open(self, path: str) -> dict[str, Tool]:
         """Go to a page of the site; its tools once Chromium has registered them."""
-        # The tab in use comes to the front: Chromium throttles the timers of background tabs
-        # (htmx's swaps wait on timers), which would only make the tests slow.
-        self.page.bring_to_front()
         self.page.goto(self.site.url(path))
         return self.agent.tools()
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None) -> Answer:
         """The agent calls a tool; `tool_request` is then the HTTP request the call sent."""
         already_sent = len(self._sent)
-        self.page.bring_to_front()
         answer = self.agent.call(tool, arguments)
         self.tool_request = next(
             (r for r in self._sent[already_sent:] if self._carries_the_call(r)), None)
@@ -112,7 +108,6 @@ class Tab:
 
     def press(self, button: str, then_shows: str) -> None:
         """The person presses a button and waits for the text its answer shows."""
-        self.page.bring_to_front()
         self.page.get_by_role("button", name=button).click()
         self.page.get_by_text(then_shows).first.wait_for()
 
