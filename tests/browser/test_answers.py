@@ -64,6 +64,8 @@ def test_search_events(tab, arguments, status):
      'Invalid value "tokyo" for parameter location'),
     ("/events", "search_events", {"page": 0},
      "Form validation failed: page: Value must be greater than or equal to 1.. "),
+    ("/events", "search_events", {"date_from": "tomorrow"},
+     'Invalid value "tomorrow" for parameter date_from'),
     ("/events", "search_events", {"bogus": "x"},
      'Input contains a parameter "bogus" but there is no such parameter for the tool'),
     ("/events", "get_event_details", {"event_id": "evt-k8s-production"},
@@ -74,8 +76,8 @@ def test_search_events(tab, arguments, status):
      {"attendee_name": "Ann Lee", "email": "ann"},
      "Form validation failed: email: Please include an '@' in the email address. "
      "'ann' is missing an '@'.. "),
-], ids=["unknown-location", "page-zero", "unknown-parameter", "event-only-offered-if-listed",
-        "email-missing", "email-without-at"])
+], ids=["unknown-location", "page-zero", "not-a-date", "unknown-parameter",
+        "event-only-offered-if-listed", "email-missing", "email-without-at"])
 def test_the_browser_refuses_what_the_form_cannot_hold(tab, page, tool, arguments, error):
     tab.open(page)
     assert tab.call(tool, arguments) == rejected(error)

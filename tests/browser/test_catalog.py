@@ -41,12 +41,12 @@ def test_chromium_describes_each_tool_as_the_catalog_does(js_tab):
         tool.name: (tool.description, tool.autosubmit) for tool in CATALOG}
 
 
-def test_the_pages_are_the_ones_meant(tab):
+def test_the_pages_are_the_ones_meant(js_tab):
     """The cases above are what their names say (so an empty tool list means something)."""
-    assert tab.ask("/events?query=webmcp")["status"] == "success"
-    assert tab.ask(NOTHING_MATCHES)["status"] == "no_results"
-    assert tab.ask(f"/events/{FULL_EVENT}")["data"]["event"]["state"] == "full"
-    assert tab.ask("/events/evt-no-such-event")["status"] == "not_found"
+    assert js_tab.ask("/events?query=webmcp")["status"] == "success"
+    assert js_tab.ask(NOTHING_MATCHES)["status"] == "no_results"
+    assert js_tab.ask(f"/events/{FULL_EVENT}")["data"]["event"]["state"] == "full"
+    assert js_tab.ask("/events/evt-no-such-event")["status"] == "not_found"
 
 
 def test_choosing_an_event_offers_save_event_for_it(tab):
