@@ -78,3 +78,20 @@ def test_a_tool_of_a_page_left_behind_is_gone(tab):
     tab.open("/saved")
     with pytest.raises(ToolNotFound):
         tab.call("save_event")
+
+
+def test_a_new_search_starts_at_its_first_page(tab):
+    """The page asked for once is not asked for again by the next search (the form keeps what
+    an agent filled, so the page control must not keep the page on screen)."""
+    tab.open("/events")
+    second = tab.result(tab.call("search_events", {"location": "taipei", "page": 2}))
+    assert second["data"]["page"] == 2
+    narrower = tab.result(tab.call("search_events", {"query": "webmcp"}))
+    assert (narrower["data"]["page"], narrower["data"]["count"]) == (1, 2)
+    assert [e["id"] for e in narrower["data"]["events"]] == [EVENT, "evt-webmcp-tools-deep-dive"]
+
+
+def test_a_person_on_a_later_page_searching_again_gets_the_first_page(tab):
+    tab.open("/events?page=2")
+    tab.page.get_by_label("Keywords").fill("webmcp")
+    tab.press("Search", then_shows="showing 1 to 4")
