@@ -86,6 +86,15 @@ def test_the_activity_log_names_the_agent(js_tab):
     ]
 
 
+def test_people_still_get_active_search(js_tab):
+    """What the bridge holds back from an agent's fill still reaches htmx for a person."""
+    js_tab.open("/events")
+    js_tab.page.get_by_label("Keywords").press_sequentially("kubernetes")
+    js_tab.page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
+    radios = js_tab.page.get_by_role("radio")
+    assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
+
+
 def event_ids_offered(tool) -> list[str]:
     return tool.input_schema["properties"]["event_id"]["enum"]
 
@@ -96,12 +105,3 @@ def wait_out_htmx_delays(page) -> None:
         "elements => elements.map(e => e.getAttribute('hx-trigger'))")
     delays = [int(ms) for trigger in triggers for ms in re.findall(r"delay:(\d+)ms", trigger)]
     page.wait_for_timeout(max(delays, default=0) + 300)
-
-
-def test_people_still_get_active_search(js_tab):
-    """What the bridge holds back from an agent's fill still reaches htmx for a person."""
-    js_tab.open("/events")
-    js_tab.page.get_by_label("Keywords").press_sequentially("kubernetes")
-    js_tab.page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
-    radios = js_tab.page.get_by_role("radio")
-    assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
