@@ -210,4 +210,13 @@ def test_pager_links_keep_the_filters(client):
     assert next_link["hx-get"] == next_link["href"]
     page_control = soup.select_one(".pager input[name=page]")
     assert page_control["form"] == "search_events"
-    assert page_control["value"] == "1"
+    assert page_control["value"] == ""
+
+
+@pytest.mark.parametrize(("url", "value"), [
+    ("/events?page=2", ""),  # empty: a search with other filters starts at its first page
+    ("/events?page=0", "0"),  # a rejected page stays as typed, next to its error
+])
+def test_the_page_control_asks_for_the_first_page_unless_told(client, url, value):
+    soup = BeautifulSoup(client.get(url).data, "html.parser")
+    assert soup.select_one(".pager input[name=page]")["value"] == value

@@ -1,0 +1,1 @@
+"""Real-browser tests: Debian's Chromium with WebMCP uses the site as an agent and as a person."""

@@ -1,0 +1,107 @@
+"""The JS bridge with htmx: an agent's call is one request, logged as the agent's, and when the
+answer arrives the page already offers what it describes (so the next call can follow at once).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Not among the events /events lists first, so only the new results can offer it.
+LATER_EVENT = "evt-k8s-production"
+# A slow network in the page: 600 ms for requests not sent for an agent, 1 s for an agent's
+# save_event, so a request htmx sent for an agent's fill would land while the save is pending.
+SLOW_NETWORK = """
+const fetchNow = window.fetch;
+window.fetch = (input, init = {}) => {
+  const byAgent = (init.headers || {})["WebMCP-Agent-Invoked"] === "true";
+  const delay = byAgent ? (String(input).endsWith("/save") ? 1000 : 0) : 600;
+  const answer = fetchNow(input, init);
+  return new Promise((resolve) => setTimeout(() => resolve(answer), delay));
+};
+"""
+
+
+def test_an_answer_arrives_once_the_page_offers_what_it_describes(js_tab):
+    js_tab.open("/events")
+    found = js_tab.call("search_events", {"query": "kubernetes"})
+    assert [e["id"] for e in found.output["data"]["events"]] == [LATER_EVENT]
+    assert event_ids_offered(found.page_tools["get_event_details"]) == [LATER_EVENT]
+    shown = js_tab.call("get_event_details", {"event_id": LATER_EVENT})
+    assert "save_event" in shown.page_tools  # "call save_event to keep it", says the answer
+
+
+def test_the_same_tool_can_be_called_again_at_once(js_tab):
+    """The swap after a save keeps the save form (a morph): replacing it would cancel a call."""
+    js_tab.open(f"/events/{LATER_EVENT}")
+    answers = [js_tab.call("save_event") for _ in range(3)]
+    assert [a.status for a in answers] == ["Completed"] * 3
+    assert [a.output["data"]["alreadySaved"] for a in answers] == [False, True, True]
+
+
+def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
+    """htmx's conveniences for people (active search, showing the chosen event) must not answer
+    an agent's fill with a second request: one call, one request."""
+    js_tab.open("/events")
+    sent = []  # what htmx and the bridge fetch (not the page's own assets)
+    js_tab.page.on("request", lambda request: request.resource_type == "fetch"
+                   and sent.append(request.url))
+    js_tab.call("search_events", {"query": "kubernetes"})
+    js_tab.call("get_event_details", {"event_id": LATER_EVENT})
+    wait_out_htmx_delays(js_tab.page)
+    assert [url.split("?")[0].removeprefix(js_tab.site.base_url) for url in sent] == [
+        "/events", "/events/details"]
+
+
+def test_a_late_htmx_request_cannot_cancel_the_agents_next_call(js_tab):
+    """Were htmx to answer an agent's fill with a request of its own, a slow one would swap the
+    preview pane while the agent's save_event on it is pending, and Chromium would cancel that
+    call ("Tool execution cancelled, since tool definition was updated")."""
+    js_tab.page.add_init_script(SLOW_NETWORK)
+    js_tab.open("/events")
+    js_tab.call("search_events", {"query": "webmcp"})
+    js_tab.call("get_event_details", {"event_id": "evt-webmcp-intro"})
+    saved = js_tab.call("save_event")
+    assert (saved.status, saved.error_text) == ("Completed", None)
+
+
+def test_the_activity_log_names_the_agent(js_tab):
+    js_tab.open("/events")
+    js_tab.call("search_events", {"query": "kubernetes"})
+    js_tab.call("get_event_details", {"event_id": LATER_EVENT})
+    js_tab.call("save_event")  # the first write makes the visitor whose activity is logged
+    js_tab.call("search_events", {"query": "webmcp"})
+    js_tab.call("get_event_details", {"event_id": "evt-webmcp-intro"})
+    wait_out_htmx_delays(js_tab.page)
+    log = js_tab.new_tab()
+    log.open("/registrations")
+    rows = log.page.locator(".activity tbody tr")
+    assert [rows.nth(i).locator("td").all_inner_texts()[1:3] for i in range(rows.count())] == [
+        ["Your agent", "Get event details evt-webmcp-intro"],
+        ["Your agent", "Search events"],
+        ["Your agent", "Save event evt-k8s-production"],
+    ]
+
+
+def test_people_still_get_active_search(js_tab):
+    """What the bridge holds back from an agent's fill still reaches htmx for a person."""
+    js_tab.open("/events")
+    js_tab.page.get_by_label("Keywords").press_sequentially("kubernetes")
+    js_tab.page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
+    radios = js_tab.page.get_by_role("radio")
+    assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
+
+
+def event_ids_offered(tool) -> list[str]:
+    return tool.input_schema["properties"]["event_id"]["enum"]
+
+
+def wait_out_htmx_delays(page) -> None:
+    """Let the longest `delay:` of the page's htmx triggers pass, so a late request would show."""
+    triggers = page.locator("[hx-trigger]").evaluate_all(
+        "elements => elements.map(e => e.getAttribute('hx-trigger'))")
+    delays = [int(ms) for trigger in triggers for ms in re.findall(r"delay:(\d+)ms", trigger)]
+    page.wait_for_timeout(max(delays, default=0) + 300)

@@ -1,0 +1,127 @@
+"""A visitor's browser tab on the site under test: the agent using its tools, the person at it,
+and the same visitor asking as a JSON client (to compare answers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.sync_api import Page
+from playwright.sync_api import Request
+
+from .agent import Agent
+from .agent import Answer
+from .agent import Tool
+
+JSON = {"Accept": "application/json"}
+REGISTRATION_ID = re.compile(r"reg-[A-Za-z0-9_-]{8,64}")
+
+
+@dataclass(frozen=True)
+class Site:
+    """The app served by gunicorn for one test module, with its own database."""
+
+    base_url: str
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+
+class Tab:
+    """One tab of a visitor's browser, with JavaScript on (the bridge answers) or off."""
+
+    def __init__(self, page: Page, site: Site, javascript: bool):
+        self.page = page
+        self.site = site
+        self.javascript = javascript
+        self.agent = Agent(page)
+        self.tool_request: Request | None = None
+        self._sent: list[Request] = []
+        page.on("request", self._remember)
+
+    # The agent.
+
+    def open(self, path: str) -> dict[str, Tool]:
+        """Go to a page of the site; its tools once Chromium has registered them."""
+        self.page.goto(self.site.url(path))
+        return self.agent.tools()
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> Answer:
+        """The agent calls a tool; `tool_request` is then the HTTP request the call sent."""
+        already_sent = len(self._sent)
+        answer = self.agent.call(tool, arguments)
+        self.tool_request = next(
+            (r for r in self._sent[already_sent:] if self._carries_the_call(r)), None)
+        return answer
+
+    def result(self, answer: Answer) -> dict[str, Any]:
+        """The result an answer carries: the bridge's object, or the next page's one JSON-LD
+        block when there is no JavaScript."""
+        assert answer.status == "Completed", answer.error_text
+        if self.javascript:
+            return answer.output
+        assert isinstance(answer.output, list) and len(answer.output) == 1, answer.output
+        return answer.output[0]
+
+    def delivered(self, envelope: dict[str, Any]) -> Any:
+        """What this tab's agent receives for a result: the object the bridge answers with,
+        or without JavaScript the JSON-LD blocks of the next page, which hold it once."""
+        return envelope if self.javascript else [envelope]
+
+    def _remember(self, request: Request) -> None:
+        self._sent.append(request)
+
+    def _carries_the_call(self, request: Request) -> bool:
+        if self.javascript:
+            return request.headers.get("webmcp-agent-invoked") == "true"
+        return request.is_navigation_request()
+
+    # The same visitor as a JSON client.
+
+    def json_answer_to(self, request: Request | None) -> dict[str, Any]:
+        """The JSON answer to the same request sent again with this visitor's cookies."""
+        assert request is not None, "the call sent no request to the site"
+        headers = dict(JSON)
+        if request.post_data is not None:
+            headers["Content-Type"] = request.headers["content-type"]
+        response = self.page.context.request.fetch(request.url, method=request.method,
+                                                   headers=headers, data=request.post_data)
+        return response.json()
+
+    def ask(self, path: str, form: dict[str, str] | None = None) -> dict[str, Any]:
+        """GET `path` as a JSON client of this visitor; POST `form` (with this page's CSRF
+        token) when given."""
+        api = self.page.context.request
+        if form is None:
+            return api.get(self.site.url(path), headers=JSON).json()
+        token = self.page.locator("input[name=csrf_token]").first.get_attribute("value")
+        return api.post(self.site.url(path), headers=JSON,
+                        form={"csrf_token": token or "", **form}).json()
+
+    def seats(self, event_id: str) -> int:
+        """Seats left at an event, as a JSON client reads them."""
+        return self.ask(f"/events/{event_id}")["data"]["event"]["remainingSeats"]
+
+    # The person.
+
+    def press(self, button: str, then_shows: str) -> None:
+        """The person presses a button and waits for the text its answer shows."""
+        self.page.get_by_role("button", name=button).click()
+        self.page.get_by_text(then_shows).first.wait_for()
+
+    def register_as_person(self, event_id: str, name: str = "Ann Lee",
+                           email: str = "ann@example.com") -> str:
+        """A person registers through the pages (fill, review, confirm); the registration id
+        the confirmation shows."""
+        self.open(f"/events/{event_id}/register")
+        self.page.get_by_label("Attendee name").fill(name)
+        self.page.get_by_label("E-mail").fill(email)
+        self.press("Review registration", then_shows="Check and confirm")
+        self.press("Confirm registration", then_shows="one seat is yours")
+        return REGISTRATION_ID.search(self.page.locator("main").inner_html()).group()
+
+    def new_tab(self) -> Tab:
+        """Another tab of the same browser: the same visitor."""
+        return Tab(self.page.context.new_page(), self.site, self.javascript)
