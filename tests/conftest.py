@@ -45,12 +45,21 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def app(tmp_path, clock):
+def app_config() -> dict:
+    """Configuration a test module adds to the app's (override it, e.g. for a low limit)."""
+    return {}
+
+
+@pytest.fixture
+def app(tmp_path, clock, app_config):
     app = create_app({
         "TESTING": True,
         "SECRET_KEY": "test secret",
         "DATABASE": str(tmp_path / "events.sqlite"),
         "CLOCK": clock,
+        # Limits stay on in tests, high enough that no flow test meets them.
+        "RATELIMIT_WRITES": "1000 per minute",
+        **app_config,
     })
     with app.app_context():
         prepare_database()

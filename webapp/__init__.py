@@ -57,11 +57,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from . import db
     from . import errors
     from . import health
+    from . import limits
     from . import security
     from .tools import CATALOG
     from .webmcp import WebMCP
 
     db.init_app(app)
+    # Limits first: a client over its budget is refused before its body is even read.
+    limits.init_app(app)
     security.init_app(app)
     errors.init_app(app)
     WebMCP(app, CATALOG)
