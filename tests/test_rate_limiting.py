@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 from helpers import HTMX
 from helpers import JSON
+from helpers import POST_ROUTES
 from helpers import Visitor
 from helpers import the_jsonld
 
@@ -67,19 +68,6 @@ def test_a_burst_answers_rate_limited_in_every_rendering(visitor, rendering):
     assert_rate_limited(response, "save_event", rendering)
     if rendering is not JSON:
         assert "Slow down" in response.get_data(as_text=True)
-
-
-POST_ROUTES = [
-    ("/events/evt-agent-testing/save", {}, "save_event"),
-    ("/events/evt-agent-testing/register", {"attendee_name": "Ann", "email": "a@example.com"},
-     "prepare_event_registration"),
-    ("/registrations/cancellation", {"registration_id": "reg-aaaaaaaaaaaa"},
-     "prepare_registration_cancellation"),
-    ("/registrations/confirm", {"confirmation_token": "whatever"}, "confirm_registration"),
-    ("/registrations/reg-aaaaaaaaaaaa/cancel", {"confirmation_token": "whatever"},
-     "confirm_cancellation"),
-    (f"/saved/{EVENT}/remove", {}, "remove_saved_event"),
-]
 
 
 def test_every_write_route_shares_one_budget_and_writes_nothing_when_limited(app, visitor):
