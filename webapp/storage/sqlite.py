@@ -229,8 +229,9 @@ class SQLiteStorage:
                 seeded = seed is not None and storage.count_events() == 0
                 if seeded:
                     seed(storage)
-            if seeded:
-                db.execute("PRAGMA optimize")
+                    # Still under the lock: the moment it commits another worker may take it,
+                    # and a worker whose preparation failed stops the whole gunicorn server.
+                    db.execute("PRAGMA optimize")
             return seeded
         finally:
             db.close()
