@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -37,6 +38,19 @@ def precompressed_static():
         for name in files:
             if compressor.should_compress(name):
                 list(compressor.compress(os.path.join(root, name)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tally(request):
+    """What a test module counts (inputs tried, faults injected, rows checked...).
+
+    After the module's tests its `summarize(counts)` line is printed (shown by `pytest -s`).
+    """
+    counts: Counter = Counter()
+    yield counts
+    summarize = getattr(request.module, "summarize", None)
+    if summarize is not None:
+        print("\n" + summarize(counts))
 
 
 @pytest.fixture

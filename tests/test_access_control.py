@@ -24,15 +24,12 @@ from helpers import the_jsonld
 from webapp.actions.registrations import CONFIRMATION_LIFETIME
 from webapp.actions.registrations import hash_token
 
-TALLY = {"refused": 0, "rows compared": 0}
 RENDERINGS = {"json": JSON, "partial": HTMX, "page": {}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def summary():
-    yield
-    print(f"\naccess control: {TALLY['refused']} forbidden requests refused, "
-          f"{TALLY['rows compared']} stored rows compared unchanged around them")
+def summarize(counts) -> str:
+    return (f"access control: {counts['refused']} forbidden requests refused, "
+            f"{counts['rows compared']} stored rows compared unchanged around them")
 
 
 # Everything a request could change. Not the activity log (refusals are logged) nor when a
@@ -50,8 +47,9 @@ def stored_rows(app) -> dict[str, list[tuple]]:
 class Unchanged:
     """A block after which the stored rows must be exactly as before it."""
 
-    def __init__(self, app):
+    def __init__(self, app, tally):
         self.app = app
+        self.tally = tally
 
     def __enter__(self):
         self.before = stored_rows(self.app)
@@ -59,26 +57,27 @@ class Unchanged:
     def __exit__(self, *exc_info):
         if exc_info[0] is None:
             assert stored_rows(self.app) == self.before
-            TALLY["rows compared"] += sum(len(rows) for rows in self.before.values())
+            self.tally["rows compared"] += sum(len(rows) for rows in self.before.values())
 
 
 def envelope_of(response, rendering: str) -> dict:
     return response.get_json() if rendering == "json" else the_jsonld(response.data)
 
 
-def refused(response, rendering: str, status: str, code: int, action: str) -> None:
+def refused(tally, response, rendering: str, status: str, code: int, action: str) -> None:
     assert response.status_code == code
     envelope = envelope_of(response, rendering)
     assert (envelope["status"], envelope["action"]) == (status, action)
-    TALLY["refused"] += 1
+    tally["refused"] += 1
 
 
 # -- CSRF: every POST route, every rendering, every way of getting the token wrong ------------
 
 
 @pytest.mark.parametrize(("url", "data", "action"), POST_ROUTES)
-def test_every_post_without_a_valid_form_token_is_session_expired(app, visitor, other_visitor,
-                                                                  url, data, action):
+def test_every_post_without_a_valid_form_token_is_session_expired(tally, app, visitor,
+                                                                  other_visitor, url, data,
+                                                                  action):
     visitor.save("evt-webmcp-intro")  # a live visitor, with something to lose
     foreign = other_visitor.csrf  # valid, but signed for another session
     wrong_tokens = {"missing": None, "empty": "", "forged": "forged-token",
@@ -86,19 +85,19 @@ def test_every_post_without_a_valid_form_token_is_session_expired(app, visitor, 
     for how, token in wrong_tokens.items():
         for rendering, headers in RENDERINGS.items():
             body = dict(data) if token is None else {**data, "csrf_token": token}
-            with Unchanged(app):
+            with Unchanged(app, tally):
                 response = visitor.post(url, body, headers=headers, csrf=False)
-            refused(response, rendering, "session_expired", 401, action)
+            refused(tally, response, rendering, "session_expired", 401, action)
             assert "csrf" not in response.get_data(as_text=True).lower(), how
     # The same request with its token goes through (it was the token that was refused).
     assert visitor.post(url, data, headers=JSON).status_code != 401
 
 
 @pytest.mark.parametrize("header", ["X-CSRFToken", "X-CSRF-Token"])
-def test_a_json_body_needs_its_token_in_a_header(app, visitor, header):
-    with Unchanged(app):
+def test_a_json_body_needs_its_token_in_a_header(tally, app, visitor, header):
+    with Unchanged(app, tally):
         response = visitor.client.post("/events/evt-webmcp-intro/save", json={}, headers=JSON)
-    refused(response, "json", "session_expired", 401, "save_event")
+    refused(tally, response, "json", "session_expired", 401, "save_event")
     response = visitor.client.post("/events/evt-webmcp-intro/save", json={},
                                    headers={**JSON, header: visitor.csrf})
     assert response.get_json()["status"] == "success"
@@ -117,7 +116,7 @@ def owner(visitor):
     return visitor
 
 
-def test_another_visitors_things_are_not_found(app, owner, other_visitor):
+def test_another_visitors_things_are_not_found(tally, app, owner, other_visitor):
     other_visitor.save("evt-semantic-html")  # the intruder has a session of their own
     registration = owner.registration
     attempts = [
@@ -132,7 +131,7 @@ def test_another_visitors_things_are_not_found(app, owner, other_visitor):
     ]
     for method, url, data, action in attempts:
         for rendering, headers in RENDERINGS.items():
-            with Unchanged(app):
+            with Unchanged(app, tally):
                 if method == "get":
                     response = other_visitor.get(url, headers=headers)
                 else:
@@ -140,7 +139,7 @@ def test_another_visitors_things_are_not_found(app, owner, other_visitor):
             if method == "get" and rendering == "json":
                 assert response.status_code == 404  # a page, not a tool: no JSON answer
                 continue
-            refused(response, rendering, "not_found", 404, action)
+            refused(tally, response, rendering, "not_found", 404, action)
             text = response.get_data(as_text=True)
             assert owner.cancel_token not in text and owner.register_token not in text
     # Nor do the intruder's own pages show any of it.
@@ -183,15 +182,15 @@ def tokens(app, owner):
     return owner
 
 
-def test_misused_tokens_are_refused_and_stay_usable_by_their_owner(app, tokens):
+def test_misused_tokens_are_refused_and_stay_usable_by_their_owner(tally, app, tokens):
     owner = tokens
     token_of = {"register": owner.register_token, "cancel": owner.cancel_token}
     for who, which, where, status in TOKEN_MISUSES:
-        with Unchanged(app):
+        with Unchanged(app, tally):
             response = confirm(owner, who, where, token_of[which])
         action = "confirm_registration" if where == "confirm registration" else (
             "confirm_cancellation")
-        refused(response, "json", status, 404, action)
+        refused(tally, response, "json", status, 404, action)
     seats = owner.seats("evt-a11y-101-online")
     # Nothing was spent by the refusals: each token still does its own job, once.
     registered = owner.confirm_registration(owner.register_token)
@@ -199,9 +198,9 @@ def test_misused_tokens_are_refused_and_stay_usable_by_their_owner(app, tokens):
     assert owner.seats("evt-a11y-101-online") == seats - 1
     cancelled = owner.confirm_cancellation(owner.registration, owner.cancel_token)
     assert cancelled.get_json()["data"]["alreadyCancelled"] is False
-    with Unchanged(app):
+    with Unchanged(app, tally):
         replay = owner.confirm_registration(owner.register_token)
-    refused(replay, "json", "conflict", 409, "confirm_registration")
+    refused(tally, replay, "json", "conflict", 409, "confirm_registration")
 
 
 @pytest.mark.parametrize(("age", "works"), [
@@ -209,7 +208,7 @@ def test_misused_tokens_are_refused_and_stay_usable_by_their_owner(app, tokens):
     (CONFIRMATION_LIFETIME, False),
     (CONFIRMATION_LIFETIME + timedelta(hours=1), False),
 ])
-def test_both_kinds_of_token_last_five_minutes(app, owner, clock, age, works):
+def test_both_kinds_of_token_last_five_minutes(tally, app, owner, clock, age, works):
     clock.advance(seconds=age.total_seconds())
     if works:
         assert owner.confirm_registration(owner.register_token).status_code == 201
@@ -218,19 +217,19 @@ def test_both_kinds_of_token_last_five_minutes(app, owner, clock, age, works):
         return
     for send in (lambda: owner.confirm_registration(owner.register_token),
                  lambda: owner.confirm_cancellation(owner.registration, owner.cancel_token)):
-        with Unchanged(app):
+        with Unchanged(app, tally):
             response = send()
         assert response.status_code == 409
         assert "expired" in response.get_json()["message"]
-        TALLY["refused"] += 1
+        tally["refused"] += 1
 
 
-def test_a_registration_token_registers_for_its_own_event_only(app, owner):
+def test_a_registration_token_registers_for_its_own_event_only(tally, app, owner):
     """The confirm form carries only the token: the event comes from what was reviewed."""
     response = owner.post_json("/registrations/confirm",
                                {"confirmation_token": owner.register_token,
                                 "event_id": "evt-agent-testing"})
-    refused(response, "json", "invalid_input", 422, "confirm_registration")
+    refused(tally, response, "json", "invalid_input", 422, "confirm_registration")
     registration = owner.confirm_registration(owner.register_token).get_json()
     assert registration["data"]["registration"]["eventId"] == "evt-a11y-101-online"
 

@@ -40,16 +40,13 @@ LEAKS = ("Traceback", "sqlite", "SQLITE", "OperationalError", "DatabaseError", "
          "/tmp", ".py", "locked", "permission", "Permission", "denied")
 NO_FILE_PERMISSION_OVERRIDE = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search",
                                "--inh-caps", "-dac_override,-dac_read_search", "--")
-TALLY = {"faults": 0, "refused": 0, "recovered": 0, "rows": 0}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def summary():
-    yield
-    print(f"\ndatabase faults: {TALLY['faults']} faults injected into a running gunicorn, "
-          f"{TALLY['refused']} requests answered internal_error during them, "
-          f"{TALLY['recovered']} recoveries with the refused confirmation going through once, "
-          f"{TALLY['rows']} stored rows verified unchanged")
+def summarize(counts) -> str:
+    return (f"database faults: {counts['faults']} faults injected into a running gunicorn, "
+            f"{counts['refused']} requests answered internal_error during them, "
+            f"{counts['recovered']} recoveries with the refused confirmation going through once, "
+            f"{counts['rows']} stored rows verified unchanged")
 
 
 @pytest.fixture(scope="module")
@@ -145,18 +142,18 @@ FAULTS = {
 }
 
 
-def assert_internal_error(answer, html: bool) -> None:
+def assert_internal_error(tally, answer, html: bool) -> None:
     assert answer.status == 503, answer.text[:200]
     envelope = the_jsonld(answer.text) if html else answer.json()
     assert envelope["status"] == "internal_error" and envelope["retryable"] is True
     assert envelope["message"] == SAFE_MESSAGE
     for leak in LEAKS:
         assert leak not in answer.text, f"{leak!r} leaked into the answer"
-    TALLY["refused"] += 1
+    tally["refused"] += 1
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_a_database_fault_answers_internal_error_then_recovers(server, fault):
+def test_a_database_fault_answers_internal_error_then_recovers(tally, server, fault):
     base, database = server
     visitor = HttpVisitor(base)
     token = visitor.prepare_registration(EVENT, "Ann Lee", f"ann.{len(fault)}@example.com")
@@ -165,7 +162,7 @@ def test_a_database_fault_answers_internal_error_then_recovers(server, fault):
     log = database.with_suffix(".log")
     logged = log.stat().st_size
     with inject(database):
-        TALLY["faults"] += 1
+        tally["faults"] += 1
         writes = [
             visitor.confirm_registration(token),
             visitor.post(f"/events/{EVENT}/save", headers=JSON),
@@ -177,19 +174,19 @@ def test_a_database_fault_answers_internal_error_then_recovers(server, fault):
                  visitor.request("GET", f"/events/{EVENT}", headers=HTMX),
                  visitor.request("GET", "/events")]
         for answer, html in zip(writes, (False, False, True, True), strict=True):
-            assert_internal_error(answer, html)
+            assert_internal_error(tally, answer, html)
         if fault == "locked by another writer":
             # WAL: readers never wait for the writer, so reading goes on during the lock.
             assert [answer.status for answer in reads] == [200, 200, 200]
         else:
             for answer, html in zip(reads, (False, True, True), strict=True):
-                assert_internal_error(answer, html)
+                assert_internal_error(tally, answer, html)
     with log.open("rb") as server_log:
         server_log.seek(logged)
         assert cause.encode() in server_log.read(), "the cause is missing from the log"
     after = stored_rows(database)
     assert after == before, "a write refused during the fault left something behind"
-    TALLY["rows"] += sum(len(rows) for rows in after.values())
+    tally["rows"] += sum(len(rows) for rows in after.values())
 
     recovered = visitor.request("GET", "/events?query=agent", headers=JSON)
     assert recovered.status == 200 and recovered.json()["status"] == "success"
@@ -202,5 +199,5 @@ def test_a_database_fault_answers_internal_error_then_recovers(server, fault):
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert rows == [(registration,)]
     assert visitor.confirm_registration(token).status == 409  # spent now, once
-    TALLY["recovered"] += 1
+    tally["recovered"] += 1
 

@@ -268,16 +268,12 @@ def app_config():
     return {"RATELIMIT_WRITES": "1000000 per hour"}
 
 
-@pytest.fixture(scope="module")
-def tally():
-    counts: Counter = Counter()
-    yield counts
+def summarize(counts) -> str:
     statuses = ", ".join(f"{k.removeprefix('status ')}: {v}" for k, v in sorted(counts.items())
                          if k.startswith("status "))
-    print(f"\nbad input fuzzing: {counts['requests']} requests sent ("
-          f"{counts['redirects followed']} of them redirects followed), {counts['well-formed']} "
-          f"answers passed every check ({counts['secrets checked']} token/cookie checks; "
-          f"statuses: {statuses})")
+    return (f"bad input fuzzing: {counts['requests']} requests sent ({counts['redirects followed']}"
+            f" of them redirects followed), {counts['well-formed']} answers passed every check "
+            f"({counts['secrets checked']} token/cookie checks; statuses: {statuses})")
 
 
 @pytest.fixture

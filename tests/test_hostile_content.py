@@ -60,16 +60,13 @@ HOSTILE = {
 MARKERS = ("alert(", "Ignore all previous instructions", "admin mode")
 ATTENDEE = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 SECRET_INPUTS = ("csrf_token", "confirmation_token")
-TALLY = {"pages": 0, "answers": 0, "untrusted answers": 0, "fields named": 0, "payloads": 0}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def summary():
-    yield
-    print(f"\nhostile content: {TALLY['payloads']} payloads in 4 organizer fields; "
-          f"{TALLY['pages']} hostile pages with a DOM identical to the plain ones; "
-          f"{TALLY['answers']} envelopes checked, {TALLY['untrusted answers']} carrying "
-          f"organizer text with all {TALLY['fields named']} of its fields named untrusted")
+def summarize(counts) -> str:
+    return (f"hostile content: {len(HOSTILE)} organizer fields with payloads; "
+            f"{counts['pages']} hostile pages with a DOM identical to the plain ones; "
+            f"{counts['answers']} envelopes checked, {counts['untrusted answers']} carrying "
+            f"organizer text with all {counts['fields named']} of its fields named untrusted")
 
 
 def import_event(app, tmp_path: Path, texts: dict[str, str]) -> None:
@@ -164,26 +161,25 @@ def fields_holding_markers(value, path: str = "") -> set[str]:
     return set()
 
 
-def check_untrusted_fields_named(envelope: dict) -> None:
+def check_untrusted_fields_named(tally, envelope: dict) -> None:
     holding = fields_holding_markers({k: v for k, v in envelope.items()
                                       if k != "untrustedContent"})
     named = set(envelope.get("untrustedContent", {}).get("fields", []))
     assert holding <= named, f"{envelope['action']}: organizer text in {holding - named} unnamed"
-    TALLY["answers"] += 1
+    tally["answers"] += 1
     if holding:
-        TALLY["untrusted answers"] += 1
-        TALLY["fields named"] += len(holding)
+        tally["untrusted answers"] += 1
+        tally["fields named"] += len(holding)
 
 
 @pytest.fixture
 def sites(tmp_path, clock):
     plain = visit(make_site(tmp_path, clock, "plain", PLAIN))
     hostile = visit(make_site(tmp_path, clock, "hostile", HOSTILE))
-    TALLY["payloads"] = len(HOSTILE)
     return plain, hostile
 
 
-def test_hostile_text_renders_inert_in_every_page(sites):
+def test_hostile_text_renders_inert_in_every_page(tally, sites):
     (plain_pages, _), (hostile_pages, _) = sites
     assert plain_pages.keys() == hostile_pages.keys()
     shown = set()
@@ -194,7 +190,7 @@ def test_hostile_text_renders_inert_in_every_page(sites):
         text = BeautifulSoup(response.data, "html.parser").get_text()
         shown.update(field for field, payload in HOSTILE.items()
                      if payload.split("\n\n")[0].strip() in text)
-        TALLY["pages"] += 1
+        tally["pages"] += 1
     # The payloads were really on the pages, shown as text.
     assert shown == set(HOSTILE)
 
@@ -215,12 +211,12 @@ def test_json_ld_stays_one_block_equal_to_the_json_answer(sites):
     assert all(jsonld_blocks(pages[f"{name} (partial)"].data) for name in answers)
 
 
-def test_every_answer_carrying_organizer_text_names_it_untrusted(sites):
+def test_every_answer_carrying_organizer_text_names_it_untrusted(tally, sites):
     _, (pages, answers) = sites
     envelopes = [*answers.values(), *(block for response in pages.values()
                                       for block in jsonld_blocks(response.data))]
     for envelope in envelopes:
-        check_untrusted_fields_named(envelope)
+        check_untrusted_fields_named(tally, envelope)
     carrying = [e["action"] for e in envelopes if fields_holding_markers(e)]
     assert {"search_events", "get_event_details", "prepare_event_registration",
             "prepare_registration_cancellation"} <= set(carrying)

@@ -29,15 +29,13 @@ CONTENT_TYPES = {
 }
 RENDERINGS = {"json": JSON, "partial": HTMX, "page": {}}
 STREAMED = {"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True}
-TALLY = {"refused": 0, "declared": 0, "most read": 0}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def summary():
-    yield
-    print(f"\noversized requests: {TALLY['refused']} refused with a 413 envelope; "
-          f"{TALLY['declared'] // GIGABYTE} GiB declared in all, of which 0 bytes were read; "
-          f"at most {TALLY['most read']} bytes read of an endless stream (limit {LIMIT})")
+def summarize(counts) -> str:
+    return (f"oversized requests: {counts['refused']} refused with a 413 envelope; "
+            f"{counts['declared'] // GIGABYTE} GiB declared in all, of which "
+            f"{counts['declared read']} bytes were read; "
+            f"at most {counts['most read']} bytes read of an endless stream (limit {LIMIT})")
 
 
 class Body(io.RawIOBase):
@@ -86,42 +84,43 @@ def post(visitor, url, body: Body, content_type: str, rendering: str, streamed: 
                                environ_overrides=STREAMED if streamed else {})
 
 
-def assert_too_large(response, action: str, rendering: str) -> None:
+def assert_too_large(tally, response, action: str, rendering: str) -> None:
     assert response.status_code == 413
     envelope = response.get_json() if rendering == "json" else the_jsonld(response.data)
     assert envelope["status"] == "invalid_input" and envelope["action"] == action
     assert envelope["errors"] == {"_schema": ["The request is too large."]}
-    TALLY["refused"] += 1
+    tally["refused"] += 1
 
 
 EVERY_SHAPE = [(kind, rendering) for kind in CONTENT_TYPES for rendering in RENDERINGS]
 
 
 @pytest.mark.parametrize(("url", "action"), [(url, action) for url, _, action in POST_ROUTES])
-def test_a_declared_length_over_the_limit_is_refused_unread(visitor, url, action):
+def test_a_declared_length_over_the_limit_is_refused_unread(tally, visitor, url, action):
     for kind, rendering in EVERY_SHAPE:
         content_type, prefix = CONTENT_TYPES[kind]
         body = Body(prefix, declared=GIGABYTE)
         response = post(visitor, url, body, content_type, rendering, streamed=False)
-        assert_too_large(response, action, rendering)
+        assert_too_large(tally, response, action, rendering)
         assert body.read_bytes == 0, (kind, rendering)
-        TALLY["declared"] += body.declared
+        tally["declared"] += body.declared
+        tally["declared read"] += body.read_bytes
 
 
 @pytest.mark.parametrize(("url", "action"), [(url, action) for url, _, action in POST_ROUTES])
-def test_an_endless_stream_is_read_no_further_than_the_limit(visitor, url, action):
+def test_an_endless_stream_is_read_no_further_than_the_limit(tally, visitor, url, action):
     for kind, rendering in EVERY_SHAPE:
         content_type, prefix = CONTENT_TYPES[kind]
         body = Body(prefix)
         response = post(visitor, url, body, content_type, rendering, streamed=True)
-        assert_too_large(response, action, rendering)
+        assert_too_large(tally, response, action, rendering)
         # Up to the limit, and one byte past it to see that the body goes on.
         assert body.read_bytes <= LIMIT + 1, (kind, rendering)
-        TALLY["most read"] = max(TALLY["most read"], body.read_bytes)
+        tally["most read"] = max(tally["most read"], body.read_bytes)
 
 
 @pytest.mark.parametrize("kind", ["form", "json"])
-def test_a_stream_just_over_the_limit_is_refused_not_cut(visitor, kind):
+def test_a_stream_just_over_the_limit_is_refused_not_cut(tally, visitor, kind):
     """Werkzeug alone stops at the limit and hands on the first 64 KiB as the whole body."""
     content_type, prefix = CONTENT_TYPES[kind]
     at_limit = post(visitor, "/events/evt-webmcp-intro/register", Body(prefix, length=LIMIT),
@@ -129,7 +128,7 @@ def test_a_stream_just_over_the_limit_is_refused_not_cut(visitor, kind):
     assert at_limit.status_code == 422  # read whole: a 64 KiB name is just too long
     over = post(visitor, "/events/evt-webmcp-intro/register", Body(prefix, length=LIMIT + 1),
                 content_type, "json", streamed=True)
-    assert_too_large(over, "prepare_event_registration", "json")
+    assert_too_large(tally, over, "prepare_event_registration", "json")
 
 
 def test_a_streamed_body_within_the_limit_is_read_whole(visitor):
@@ -142,7 +141,7 @@ def test_a_streamed_body_within_the_limit_is_read_whole(visitor):
     assert body.read_bytes == len(form)
 
 
-def test_a_form_field_over_the_memory_limit_is_refused(app, visitor):
+def test_a_form_field_over_the_memory_limit_is_refused(tally, app, visitor):
     """MAX_FORM_MEMORY_SIZE stops a multipart field even when the body limit would not."""
     assert app.config["MAX_FORM_MEMORY_SIZE"] == LIMIT
     app.config["MAX_CONTENT_LENGTH"] = 16 * 1024 * 1024
@@ -150,7 +149,7 @@ def test_a_form_field_over_the_memory_limit_is_refused(app, visitor):
     body = Body(prefix, length=4 * 1024 * 1024)
     response = post(visitor, "/events/evt-webmcp-intro/register", body, content_type, "json",
                     streamed=True)
-    assert_too_large(response, "prepare_event_registration", "json")
+    assert_too_large(tally, response, "prepare_event_registration", "json")
     assert body.read_bytes < 4 * LIMIT
 
 
@@ -173,7 +172,7 @@ def raw_post(base: str, visitor: HttpVisitor, headers: str, body_parts: list[byt
     return answer
 
 
-def test_a_real_server_answers_413_without_waiting_for_the_body(tmp_path):
+def test_a_real_server_answers_413_without_waiting_for_the_body(tally, tmp_path):
     """gunicorn: 1 GiB announced, 1 KiB sent: the 413 comes back at once (nothing more read).
 
     A streamed body over the limit is refused too, not cut at the limit and validated.
@@ -191,5 +190,5 @@ def test_a_real_server_answers_413_without_waiting_for_the_body(tmp_path):
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 413")
         assert b'"status":"invalid_input"' in body and b"The request is too large." in body
-        TALLY["refused"] += 1
-    TALLY["declared"] += GIGABYTE
+        tally["refused"] += 1
+    tally["declared"] += GIGABYTE
