@@ -14,6 +14,7 @@ from helpers import JSON
 from helpers import POST_ROUTES
 from helpers import Visitor
 from helpers import the_jsonld
+from limits.errors import ConfigurationError
 
 from webapp import create_app
 
@@ -137,3 +138,15 @@ def test_the_environment_configures_the_limiter(send, tmp_path, monkeypatch, ena
     statuses = [send(visitor, f"/events/{EVENT}/save", headers=JSON).status_code
                 for _ in range(2 + BUDGET)]
     assert statuses == expected
+
+
+def test_the_environment_chooses_the_counters_storage(tmp_path, monkeypatch):
+    """FLASK_RATELIMIT_STORAGE_URI reaches Flask-Limiter (shared counters for several workers
+    are a redis:// or memcached:// URI): a storage it cannot use stops the app at start,
+    rather than each worker counting on its own unnoticed.
+    """
+    monkeypatch.setenv("FLASK_DATABASE", str(tmp_path / "events.sqlite"))
+    monkeypatch.setenv("FLASK_SECRET_KEY", "environment test secret")
+    monkeypatch.setenv("FLASK_RATELIMIT_STORAGE_URI", "nosuch://counters.example")
+    with pytest.raises(ConfigurationError, match="nosuch://"):
+        create_app()
