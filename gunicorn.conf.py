@@ -24,3 +24,4 @@ def post_worker_init(worker):
 
     with worker.wsgi.app_context():
         prepare_database()
+    worker.log.info("Worker ready (pid: %s): database prepared", worker.pid)

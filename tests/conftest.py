@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -39,18 +40,40 @@ def precompressed_static():
                 list(compressor.compress(os.path.join(root, name)))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def tally(request):
+    """What a test module counts (inputs tried, faults injected, rows checked...).
+
+    After the module's tests its `summarize(counts)` line is printed (shown by `pytest -s`).
+    """
+    counts: Counter = Counter()
+    yield counts
+    summarize = getattr(request.module, "summarize", None)
+    if summarize is not None:
+        print("\n" + summarize(counts))
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock(datetime.now(UTC).replace(microsecond=0))
 
 
 @pytest.fixture
-def app(tmp_path, clock):
+def app_config() -> dict:
+    """Configuration a test module adds to the app's (override it, e.g. for a low limit)."""
+    return {}
+
+
+@pytest.fixture
+def app(tmp_path, clock, app_config):
     app = create_app({
         "TESTING": True,
         "SECRET_KEY": "test secret",
         "DATABASE": str(tmp_path / "events.sqlite"),
         "CLOCK": clock,
+        # Limits stay on in tests, high enough that no flow test meets them.
+        "RATELIMIT_WRITES": "1000 per minute",
+        **app_config,
     })
     with app.app_context():
         prepare_database()

@@ -33,6 +33,19 @@ def three_answers(client, url: str, method: str = "get", **kwargs) -> tuple:
     return as_json, partial, page
 
 
+# Every POST route, with input of the right shape (ids that need not exist), and its action.
+POST_ROUTES = [
+    ("/events/evt-agent-testing/save", {}, "save_event"),
+    ("/events/evt-agent-testing/register", {"attendee_name": "Ann", "email": "a@example.com"},
+     "prepare_event_registration"),
+    ("/registrations/cancellation", {"registration_id": "reg-aaaaaaaaaaaa"},
+     "prepare_registration_cancellation"),
+    ("/registrations/confirm", {"confirmation_token": "whatever"}, "confirm_registration"),
+    ("/registrations/reg-aaaaaaaaaaaa/cancel", {"confirmation_token": "whatever"},
+     "confirm_cancellation"),
+    ("/saved/evt-webmcp-intro/remove", {}, "remove_saved_event"),
+]
+
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
 

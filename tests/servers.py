@@ -31,19 +31,25 @@ def free_port() -> int:
 
 @contextmanager
 def gunicorn(database: Path, workers: int = 4, threads: int = 4, env: dict | None = None,
-             log: Path | None = None):
-    """Serve the app with gunicorn until the block ends; yields (base URL, process)."""
+             log: Path | None = None, wrapper: tuple[str, ...] = ()):
+    """Serve the app with gunicorn until the block ends; yields (base URL, process).
+
+    `wrapper` is a command gunicorn runs under (e.g. one that drops privileges).
+    """
     port = free_port()
     environment = {**os.environ, "FLASK_DATABASE": str(database),
                    "FLASK_SECRET_KEY": "server test secret", "BIND": f"127.0.0.1:{port}",
                    "WEB_CONCURRENCY": str(workers), "GUNICORN_THREADS": str(threads),
                    **(env or {})}
-    output = open(log or database.with_suffix(".log"), "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen([GUNICORN, "--access-logfile", "/dev/null"], cwd=PROJECT_ROOT,
+    log = log or database.with_suffix(".log")
+    output = open(log, "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile", "/dev/null"],
+                               cwd=PROJECT_ROOT,
                                env=environment, stdout=output, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(base, process)
+        wait_until_ready(log, workers, process)
         yield base, process
     finally:
         process.send_signal(signal.SIGTERM)
@@ -67,6 +73,26 @@ def wait_until_up(base: str, process: subprocess.Popen, timeout: float = 30) -> 
         except OSError:
             time.sleep(0.1)
     raise RuntimeError("gunicorn did not answer /health in time")
+
+
+READY = "Worker ready"
+
+
+def ready_workers(log: Path) -> int:
+    """How many workers have prepared the database and taken requests, so far."""
+    return log.read_text(errors="replace").count(READY)
+
+
+def wait_until_ready(log: Path, workers: int, process: subprocess.Popen,
+                     timeout: float = 60) -> None:
+    """Wait for every worker, not only the first to answer: a busy machine boots them slowly,
+    and a test that breaks the database under a worker still booting breaks its boot.
+    """
+    deadline = time.monotonic() + timeout
+    while ready_workers(log) < workers:
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"only {ready_workers(log)} of {workers} workers became ready")
+        time.sleep(0.1)
 
 
 class Answer:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 
 from helpers import JSON
 
 from webapp.storage.migrations import migrations
+from webapp.storage.sqlite import SQLiteStorage
 
 
 def test_init_db_is_idempotent_and_seeds_once(runner, app):
@@ -86,3 +88,27 @@ def test_import_rejects_files_that_are_not_event_lists(runner, tmp_path):
     assert "not valid JSON" in runner.invoke(args=["import-events", str(not_json)]).output
     wrong_shape = write(tmp_path, "shape.json", {"items": []})
     assert "expected" in runner.invoke(args=["import-events", str(wrong_shape)]).output
+
+
+def test_preparing_needs_no_lock_after_its_transaction(tmp_path, monkeypatch):
+    """Another worker may take the write lock the moment preparation commits (gunicorn starts
+    several at once): nothing after the commit may wait for it, or a worker fails to boot.
+    """
+    path = tmp_path / "events.sqlite"
+    transaction = SQLiteStorage.transaction
+    others = []
+
+    @contextmanager
+    def then_another_writer(self):
+        with transaction(self) as db:
+            yield db
+        if not self.db.conn.in_transaction:  # the outermost one committed
+            other = sqlite3.connect(path, isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+            others.append(other)
+
+    monkeypatch.setattr(SQLiteStorage, "transaction", then_another_writer)
+    seeded = SQLiteStorage.prepare(path, seed=lambda storage: None, busy_timeout_ms=50)
+    assert seeded and others
+    for other in others:
+        other.close()

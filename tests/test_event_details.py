@@ -27,7 +27,7 @@ def test_details_of_an_open_event(client):
     assert event["startsAt"].endswith("+08:00")
     assert "/events/evt-webmcp-intro/register" in body["nextAction"]
     assert set(body["untrustedContent"]["fields"]) == {
-        "data.event.title", "data.event.summary", "data.event.description"}
+        "data.event.title", "data.event.summary", "data.event.description", "data.event.venue"}
     assert the_jsonld(partial.data) == body
     assert the_jsonld(page.data) == body
 

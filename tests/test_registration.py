@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
 from helpers import the_jsonld
+from helpers import three_answers
 
 
 def registrations_in_db(app, event_id="evt-webmcp-intro"):
@@ -174,6 +175,17 @@ def test_bad_registration_input(app, visitor, data, field):
     assert response.status_code == 422
     assert field in response.get_json()["errors"]
     assert registrations_in_db(app) == []
+
+
+@pytest.mark.parametrize("event_id", ["evt-no-such-event", "0"])
+def test_preparing_for_no_such_event_answers_alike_in_every_rendering(visitor, event_id):
+    """No event, so no form to show again: every rendering carries the same answer."""
+    data = {"attendee_name": "Ann", "email": "ann@example.com"}
+    as_json, partial, page = three_answers(visitor, f"/events/{event_id}/register", "post",
+                                           data=data)
+    assert as_json.status_code == partial.status_code == page.status_code
+    assert as_json.get_json()["status"] in ("not_found", "invalid_input")
+    assert the_jsonld(partial.data) == the_jsonld(page.data) == as_json.get_json()
 
 
 def test_invalid_input_without_javascript_keeps_what_was_typed(visitor):

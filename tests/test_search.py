@@ -89,6 +89,9 @@ def test_no_results_page_says_which_filters_were_applied(client):
     ({"query": "x" * 101}, "query"),
     ({"date_from": "2026-13-01"}, "date_from"),
     ({"date_to": "yesterday"}, "date_to"),
+    # The calendar's edges: the search's date arithmetic once overflowed into a 503 here.
+    ({"date_from": "0001-01-01"}, "date_from"),
+    ({"date_to": "9999-12-31"}, "date_to"),
     ({"date_from": "2027-02-01", "date_to": "2027-01-01"}, "date_from"),
     ({"colour": "blue"}, "colour"),
 ])

@@ -54,7 +54,10 @@ def test_controls_carry_the_schema_constraints(client):
             assert options[0] == ("", field.metadata["empty_label"])
             assert options[1:] == list(zip(one_of[0].choices, one_of[0].labels, strict=True))
         elif isinstance(field, fields.Date):
+            bounds = next(v for v in field.validators if isinstance(v, validate.Range))
             assert control["type"] == "date"
+            assert (control["min"], control["max"]) == (bounds.min.isoformat(),
+                                                        bounds.max.isoformat())
         elif isinstance(field, fields.Integer):
             bounds = next(v for v in field.validators if isinstance(v, validate.Range))
             assert control["type"] == "number"

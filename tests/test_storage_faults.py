@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import HTMX
 from helpers import JSON
+from helpers import Visitor
 from helpers import the_jsonld
 
 LEAKS = ("Traceback", "sqlite", "SELECT", "events_fts", ".sqlite", "/tmp", "OperationalError",
@@ -84,3 +85,21 @@ def test_unreadable_database_answers_internal_error(app, client, backup, monkeyp
     assert_safe_internal_error(client.get("/events", headers=JSON))
     monkeypatch.undo()
     assert client.get("/events", headers=JSON).status_code == 200
+
+
+def test_a_database_that_is_not_ours_is_never_written_into(app, visitor, backup):
+    """An empty file is an empty SQLite database: writes must fail, not create tables in it."""
+    visitor.save()
+    for path in database_files(app):
+        path.unlink()
+    Path(app.config["DATABASE"]).write_bytes(b"")
+    for url in ("/events/evt-agent-testing/save", "/events/evt-agent-testing/register"):
+        response = visitor.post(url, {"attendee_name": "Ann", "email": "a@example.com"}
+                                if url.endswith("register") else {}, headers=JSON)
+        assert response.status_code == 503
+        assert response.get_json()["status"] == "internal_error"
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == []
+
+    restore(app, backup)  # (from before this visitor's first write)
+    assert Visitor(app).save("evt-agent-testing")["status"] == "success"

@@ -54,15 +54,20 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path))
 
+    from . import bodies
     from . import db
     from . import errors
     from . import health
+    from . import limits
     from . import security
     from .lint_samples import sample_pages
     from .tools import CATALOG
     from .webmcp import WebMCP
 
+    bodies.init_app(app)
     db.init_app(app)
+    # Limits first: a client over its budget is refused before its body is even read.
+    limits.init_app(app)
     security.init_app(app)
     errors.init_app(app)
     WebMCP(app, CATALOG, samples=sample_pages)

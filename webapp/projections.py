@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from .storage import Event
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
-UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description")
+UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue")
 
 
 def local_time(moment: datetime, timezone: ZoneInfo) -> str:

@@ -61,9 +61,10 @@ def prepare(event_id: str):
     tool = CATALOG["prepare_event_registration"]
     result, submitted = run_tool(tool.name, actions.prepare_event_registration, tool.schema,
                                  bound={"event_id": event_id}, writes=True)
-    if result.status is Status.NOT_FOUND:
+    context = {} if wants_json() else _register_context(event_id)
+    if result.status is Status.NOT_FOUND or context is None:
+        # No such event (or no valid id): no form to show again, only the answer.
         return render_error(result)
-    context = {} if wants_json() else (_register_context(event_id) or {})
     return render_post_result(result, "registrations/register.html",
                               "registrations/_review.html",
                               redirect_to=url_for(".register", event_id=event_id),

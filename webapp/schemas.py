@@ -6,6 +6,8 @@ constraints: see `webapp.webmcp.forms`), the agent's input schema and the OpenAP
 
 from __future__ import annotations
 
+from datetime import date
+
 from marshmallow import RAISE
 from marshmallow import Schema
 from marshmallow import ValidationError
@@ -24,6 +26,10 @@ REGISTRATION_ID = validate.Regexp(r"^reg-[A-Za-z0-9_-]{8,64}$",
                                   error="Not a valid registration id.")
 PAGE_SIZE = 10
 MAX_PAGE = 1000
+# The dates a search may name: wider than any real search, yet narrow enough that turning a
+# day into the UTC start of the next one in the site's time zone never leaves the calendar.
+SEARCH_DATES = validate.Range(min=date(2000, 1, 1), max=date(2999, 12, 31),
+                              error="Give a date from {min} to {max}.")
 
 
 def one_of(vocabulary: dict[str, str]) -> validate.OneOf:
@@ -58,8 +64,10 @@ class SearchEventsInput(ToolInput):
         metadata={"label": "Level", "empty_label": "Any level",
                   "description": "Experience the event is aimed at"})
     date_from = fields.Date(
+        validate=SEARCH_DATES,
         metadata={"label": "From", "description": "Earliest start date, inclusive"})
     date_to = fields.Date(
+        validate=SEARCH_DATES,
         metadata={"label": "To", "description": "Latest start date, inclusive"})
     page = fields.Integer(
         load_default=1,

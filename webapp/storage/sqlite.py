@@ -197,6 +197,17 @@ class SQLiteStorage:
             self.db.rollback()
             raise StorageError("commit failed") from error
 
+    def _insert(self, table: str, row: dict[str, Any]) -> None:
+        """Add one row to a table the migrations made.
+
+        Not sqlite-utils' `insert`: it creates a missing table from the row, so a database
+        that is not this site's (an empty file, say) would grow tables of its own instead
+        of failing the request.
+        """
+        columns = ", ".join(row)
+        values = ", ".join(f":{column}" for column in row)
+        self.db.execute(f"INSERT INTO {table} ({columns}) VALUES ({values})", row)
+
     # -- schema -------------------------------------------------------------------------
 
     @classmethod
@@ -218,8 +229,9 @@ class SQLiteStorage:
                 seeded = seed is not None and storage.count_events() == 0
                 if seeded:
                     seed(storage)
-            if seeded:
-                db.execute("PRAGMA optimize")
+                    # Still under the lock: the moment it commits another worker may take it,
+                    # and a worker whose preparation failed stops the whole gunicorn server.
+                    db.execute("PRAGMA optimize")
             return seeded
         finally:
             db.close()
@@ -317,8 +329,8 @@ class SQLiteStorage:
     @guarded
     def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None:
         """Start a visitor session."""
-        self.db["visitors"].insert({"id": visitor_id, "created_at": to_text(now),
-                                    "expires_at": to_text(expires_at)})
+        self._insert("visitors", {"id": visitor_id, "created_at": to_text(now),
+                                  "expires_at": to_text(expires_at)})
 
     @guarded
     def visitor_expires_at(self, visitor_id: str) -> datetime | None:
@@ -372,7 +384,7 @@ class SQLiteStorage:
     @guarded
     def create_registration(self, registration: Registration) -> None:
         """Store a new registration (call inside `transaction()` after checking seats)."""
-        self.db["registrations"].insert({
+        self._insert("registrations", {
             "id": registration.id,
             "event_id": registration.event_id,
             "visitor_id": registration.visitor_id,
@@ -417,7 +429,7 @@ class SQLiteStorage:
     @guarded
     def create_confirmation(self, confirmation: Confirmation) -> None:
         """Store a pending confirmation."""
-        self.db["confirmations"].insert({
+        self._insert("confirmations", {
             "token_hash": confirmation.token_hash,
             "visitor_id": confirmation.visitor_id,
             "action": confirmation.action,
@@ -458,7 +470,7 @@ class SQLiteStorage:
     @guarded
     def record_activity(self, entry: Activity) -> None:
         """Append one line to the activity log."""
-        self.db["activity"].insert({
+        self._insert("activity", {
             "at": to_text(entry.at),
             "visitor_id": entry.visitor_id,
             "source": entry.source,

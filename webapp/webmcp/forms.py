@@ -60,7 +60,10 @@ def _validators(field_obj: fields.Field, kind: type) -> list[Any]:
     return [v for v in field_obj.validators if isinstance(v, kind)]
 
 
-def _number(value: float | int) -> str:
+def _bound(value: Any) -> str:
+    """A Range bound as the HTML attribute writes it: a number, or a date for date controls."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
@@ -85,9 +88,9 @@ def _constraints(field_obj: fields.Field) -> dict[str, str]:
             attrs["minlength"] = str(length.min)
     for bounds in _validators(field_obj, validate.Range):
         if bounds.min is not None:
-            attrs["min"] = _number(bounds.min)
+            attrs["min"] = _bound(bounds.min)
         if bounds.max is not None:
-            attrs["max"] = _number(bounds.max)
+            attrs["max"] = _bound(bounds.max)
     if isinstance(field_obj, fields.Integer):
         attrs["step"] = "1"
     for regexp in _validators(field_obj, validate.Regexp):

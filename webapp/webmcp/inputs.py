@@ -50,7 +50,10 @@ def read_input() -> dict[str, Any]:
     if request.method in ("GET", "HEAD"):
         source: Mapping[str, Any] = request.args
     elif request.is_json:
-        body = request.get_json(silent=True)
+        try:
+            body = request.get_json(silent=True)
+        except RecursionError:  # nested deeper than the parser goes: not an object either
+            body = None
         if not isinstance(body, dict):
             raise InputError({"_schema": ["The body must be a JSON object."]})
         source = body

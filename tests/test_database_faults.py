@@ -1,0 +1,203 @@
+"""Database fault attacks on a running gunicorn server: the file removed, replaced by a
+directory or by something that is not a database, made unreadable, or locked by another
+writer past the busy timeout.
+
+While the fault lasts, every request that needs the database answers `internal_error` (503,
+retryable) with the fixed safe message, in JSON, partial and page renderings, and the cause
+stays in the server log. Nothing half-written remains, and once the fault clears the next
+request succeeds: a confirmation refused during the fault goes through, exactly once.
+
+Why "unreadable" takes more than chmod here: tests run as root, and root reads any file
+whatever its mode, through the capabilities CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH. The
+server is therefore started without them (`setpriv --bounding-set`), as a service account
+would run it, and then a file of mode 000 stops it like anyone else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from helpers import the_jsonld
+from servers import HttpVisitor
+from servers import gunicorn
+
+from webapp.webmcp.result import internal_error
+
+pytestmark = pytest.mark.slow
+
+EVENT = "evt-agent-testing"
+BUSY_TIMEOUT_MS = 300
+SAFE_MESSAGE = internal_error("any").message
+JSON = {"Accept": "application/json"}
+HTMX = {"HX-Request": "true"}
+# What only a stack trace, an SQL error or a file path would put in an answer.
+LEAKS = ("Traceback", "sqlite", "SQLITE", "OperationalError", "DatabaseError", "SELECT",
+         "/tmp", ".py", "locked", "permission", "Permission", "denied")
+NO_FILE_PERMISSION_OVERRIDE = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                               "--inh-caps", "-dac_override,-dac_read_search", "--")
+
+
+def summarize(counts) -> str:
+    return (f"database faults: {counts['faults']} faults injected into a running gunicorn, "
+            f"{counts['refused']} requests answered internal_error during them, "
+            f"{counts['recovered']} recoveries with the refused confirmation going through once, "
+            f"{counts['rows']} stored rows verified unchanged")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("faults")
+    wrapper = NO_FILE_PERMISSION_OVERRIDE if os.geteuid() == 0 else ()
+    with gunicorn(folder / "events.sqlite", workers=2, threads=2, wrapper=wrapper,
+                  env={"FLASK_DATABASE_BUSY_TIMEOUT_MS": str(BUSY_TIMEOUT_MS)}) as (base, _):
+        yield base, folder / "events.sqlite"
+
+
+def database_files(database: Path) -> list[Path]:
+    return [database, database.with_name(database.name + "-wal"),
+            database.with_name(database.name + "-shm")]
+
+
+def stored_rows(database: Path) -> dict[str, list[tuple]]:
+    """Every row a write could leave behind (the activity log aside)."""
+    with sqlite3.connect(database) as conn:
+        return {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+                for table in ("visitors", "saved_events", "registrations", "confirmations")}
+
+
+# -- the faults: each a context manager that holds the fault while its block runs -------------
+
+
+@contextmanager
+def removed(database: Path):
+    backup = database.with_suffix(".backup")
+    with sqlite3.connect(database) as source, sqlite3.connect(backup) as copy:
+        source.backup(copy)
+    for path in database_files(database):
+        path.unlink(missing_ok=True)
+    yield
+    shutil.copy(backup, database)
+    backup.unlink()
+
+
+@contextmanager
+def replaced_by(database: Path, impostor: bytes | None):
+    """The files moved aside; in their place a directory (None) or a file of `impostor`."""
+    aside = [path.with_suffix(path.suffix + ".aside") for path in database_files(database)]
+    for path, parked in zip(database_files(database), aside, strict=True):
+        if path.exists():
+            path.rename(parked)
+    if impostor is None:
+        database.mkdir()
+    else:
+        database.write_bytes(impostor)
+    yield
+    if impostor is None:
+        database.rmdir()
+    else:
+        assert database.read_bytes() == impostor, "the server wrote into a foreign file"
+        database.unlink()
+    for path, parked in zip(database_files(database), aside, strict=True):
+        if parked.exists():
+            parked.rename(path)
+
+
+@contextmanager
+def unreadable(database: Path):
+    present = [path for path in database_files(database) if path.exists()]
+    for path in present:
+        path.chmod(0)
+    yield
+    for path in present:
+        if path.exists():  # the last connection to close may have removed the -wal and -shm
+            path.chmod(0o644)
+
+
+@contextmanager
+def locked(database: Path):
+    """Another writer holds the write lock (in WAL mode, readers still read)."""
+    other = sqlite3.connect(database, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    yield
+    other.execute("ROLLBACK")
+    other.close()
+
+
+# Each fault, and what the server log (not the answer) says of its cause.
+FAULTS = {
+    "removed": (removed, "unable to open database file"),
+    "replaced by a directory": (lambda db: replaced_by(db, None),
+                                "unable to open database file"),
+    "replaced by a non-database": (lambda db: replaced_by(db, b"not a database, " * 4096),
+                                   "file is not a database"),
+    # An empty file is an empty SQLite database: it opens, and holds none of the site's tables.
+    "replaced by an empty file": (lambda db: replaced_by(db, b""), "no such table"),
+    "unreadable": (unreadable, "unable to open database file"),
+    "locked by another writer": (locked, "database is locked"),
+}
+
+
+def assert_internal_error(tally, answer, html: bool) -> None:
+    assert answer.status == 503, answer.text[:200]
+    envelope = the_jsonld(answer.text) if html else answer.json()
+    assert envelope["status"] == "internal_error" and envelope["retryable"] is True
+    assert envelope["message"] == SAFE_MESSAGE
+    for leak in LEAKS:
+        assert leak not in answer.text, f"{leak!r} leaked into the answer"
+    tally["refused"] += 1
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_a_database_fault_answers_internal_error_then_recovers(tally, server, fault):
+    base, database = server
+    visitor = HttpVisitor(base)
+    token = visitor.prepare_registration(EVENT, "Ann Lee", f"ann.{len(fault)}@example.com")
+    before = stored_rows(database)
+    inject, cause = FAULTS[fault]
+    log = database.with_suffix(".log")
+    logged = log.stat().st_size
+    with inject(database):
+        tally["faults"] += 1
+        writes = [
+            visitor.confirm_registration(token),
+            visitor.post(f"/events/{EVENT}/save", headers=JSON),
+            visitor.post(f"/events/{EVENT}/save", headers=HTMX),
+            visitor.post(f"/events/{EVENT}/register",
+                         {"attendee_name": "Bo", "email": "bo@example.com"}),
+        ]
+        reads = [visitor.request("GET", "/events?query=agent", headers=JSON),
+                 visitor.request("GET", f"/events/{EVENT}", headers=HTMX),
+                 visitor.request("GET", "/events")]
+        for answer, html in zip(writes, (False, False, True, True), strict=True):
+            assert_internal_error(tally, answer, html)
+        if fault == "locked by another writer":
+            # WAL: readers never wait for the writer, so reading goes on during the lock.
+            assert [answer.status for answer in reads] == [200, 200, 200]
+        else:
+            for answer, html in zip(reads, (False, True, True), strict=True):
+                assert_internal_error(tally, answer, html)
+    with log.open("rb") as server_log:
+        server_log.seek(logged)
+        assert cause.encode() in server_log.read(), "the cause is missing from the log"
+    after = stored_rows(database)
+    assert after == before, "a write refused during the fault left something behind"
+    tally["rows"] += sum(len(rows) for rows in after.values())
+
+    recovered = visitor.request("GET", "/events?query=agent", headers=JSON)
+    assert recovered.status == 200 and recovered.json()["status"] == "success"
+    confirmed = visitor.confirm_registration(token)
+    assert confirmed.status == 201, confirmed.text[:200]
+    registration = confirmed.json()["data"]["registration"]["id"]
+    with sqlite3.connect(database) as conn:
+        rows = conn.execute("SELECT id FROM registrations WHERE visitor_id = (SELECT visitor_id "
+                            "FROM registrations WHERE id = ?)", [registration]).fetchall()
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert rows == [(registration,)]
+    assert visitor.confirm_registration(token).status == 409  # spent now, once
+    tally["recovered"] += 1
+

@@ -1,0 +1,51 @@
+"""Request bodies: one larger than MAX_CONTENT_LENGTH is refused (413), never read whole.
+
+Werkzeug already refuses a declared Content-Length over the limit before reading anything, and
+caps a streamed body (chunked, no Content-Length) at the limit. But when such a body is read
+in one go (`request.get_data()`, url-encoded form parsing), it stops at the limit and returns
+what it read as if the body ended there: a larger body would be silently cut, then validated.
+This request class reads one byte past the limit instead, and refuses the body if it is there.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+
+from flask import Flask
+from flask import Request
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.utils import cached_property
+from werkzeug.wsgi import LimitedStream
+
+
+class WholeBodyStream(LimitedStream):
+    """A streamed body capped at `limit` bytes that refuses a longer one instead of cutting it."""
+
+    def __init__(self, source: IO[bytes], limit: int):
+        super().__init__(source, limit, is_max=True)
+        self.source = source
+
+    def readall(self) -> bytes:
+        """The whole body; RequestEntityTooLarge if it goes on past the limit."""
+        body = super().readall()
+        if self.is_exhausted and self.source.read(1):
+            raise RequestEntityTooLarge()
+        return body
+
+
+class BoundedRequest(Request):
+    """Flask's request, whose streamed body is refused past MAX_CONTENT_LENGTH, never cut."""
+
+    @cached_property
+    def stream(self) -> IO[bytes]:
+        """The body: as Werkzeug gives it, except a streamed one (see WholeBodyStream)."""
+        limit = self.max_content_length
+        streamed = self.content_length is None and "wsgi.input_terminated" in self.environ
+        if limit is None or not streamed:
+            return super().stream
+        return WholeBodyStream(self.environ["wsgi.input"], limit)
+
+
+def init_app(app: Flask) -> None:
+    """Use the bounded request class."""
+    app.request_class = BoundedRequest
