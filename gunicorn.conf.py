@@ -19,9 +19,18 @@ preload_app = False
 
 
 def post_worker_init(worker):
-    """Create, migrate and seed the database as each worker starts (after the fork)."""
+    """Create, migrate and seed the database as each worker starts (after the fork).
+
+    A failure here (say the database is locked past the busy timeout) must not stop the
+    worker: gunicorn halts the whole server when one worker fails to boot. The worker logs it
+    and prepares the database again on its first request instead.
+    """
     from webapp.db import prepare_database
+    from webapp.storage import StorageError
 
     with worker.wsgi.app_context():
-        prepare_database()
+        try:
+            prepare_database()
+        except StorageError:
+            worker.log.exception("database not ready yet; retrying on the first request")
     worker.log.info("Worker ready (pid: %s): database prepared", worker.pid)

@@ -229,7 +229,8 @@ def test_every_answer_carrying_organizer_text_names_it_untrusted(tally, sites):
 
 PAGE_ROUTES = ["/events", "/events?query=webmcp", "/events/evt-webmcp-intro",
                "/events/evt-webmcp-intro/register", "/events/details?event_id=evt-webmcp-intro",
-               "/saved", "/registrations", "/registrations/reg-aaaaaaaaaaaa", "/no-such-page"]
+               "/saved", "/registrations", "/registrations/reg-aaaaaaaaaaaa", "/openapi.json",
+               "/no-such-page"]
 
 
 def test_every_page_route_is_covered(app):

@@ -9,7 +9,8 @@ import pytest
 pytestmark = pytest.mark.browser
 
 MALICIOUS = "evt-malicious-copy"
-UNTRUSTED = ["data.event.title", "data.event.summary", "data.event.description"]
+UNTRUSTED = ["data.event.title", "data.event.summary", "data.event.description",
+             "data.event.venue"]
 
 
 def watch_for_scripts(page) -> list[str]:
