@@ -18,7 +18,8 @@ CATALOG = Catalog([
         title="Search events",
         description=(
             "Search this site's upcoming events and show the matches on the page. Use only the "
-            "conditions the user gave; if nothing matches, ask the user before changing any. "
+            "conditions the user gave; a condition set by an earlier search stays until you "
+            "give it \"\" (any). If nothing matches, ask the user before changing any. "
             "Results carry opaque event ids for get_event_details."),
         schema=SearchEventsInput,
         autosubmit=True,

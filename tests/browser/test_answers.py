@@ -184,3 +184,14 @@ def test_a_registration_is_only_offered_if_listed(tab):
     answer = tab.call("prepare_registration_cancellation", {"registration_id": "reg-notyours1"})
     assert answer == rejected('Invalid value "reg-notyours1" for parameter registration_id')
     assert tab.tool_request is None
+
+
+def test_a_condition_from_an_earlier_search_stays_until_cleared(tab):
+    """Chromium fills only the keys given and keeps the form's other values between calls, as
+    the search_events description tells the agent; appliedFilters always shows what was used."""
+    tab.open("/events")
+    tab.call("search_events", {"location": "taipei"})
+    kept = tab.result(tab.call("search_events", {"query": "webmcp"}))
+    assert kept["appliedFilters"] == {"location": "taipei", "query": "webmcp"}
+    cleared = tab.result(tab.call("search_events", {"query": "webmcp", "location": ""}))
+    assert cleared["appliedFilters"] == {"query": "webmcp"}
