@@ -7,6 +7,7 @@ forked, never before) or ahead of time with `flask --app webapp init-db`.
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -20,8 +21,10 @@ from .importer import ImportProblem
 from .importer import read_events
 from .storage import StorageError
 from .storage.sqlite import SQLiteStorage
+from .synthetic import generate_events
 
 PREPARED = "webapp.database_prepared"
+GENERATE_BATCH = 5000  # events per progress step
 
 
 def site_timezone() -> ZoneInfo:
@@ -97,8 +100,35 @@ def import_events_command(file: Path) -> None:
     click.echo(f"Imported {count} event(s) from {file}.")
 
 
+@click.command("generate-events")
+@with_appcontext
+@click.option("--count", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="How many events to generate.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="The same seed (on the same day) gives the same events.")
+@click.option("--database", type=click.Path(dir_okay=False, path_type=Path),
+              help="A new database file to fill [default: the app's database].")
+def generate_events_command(count: int, seed: int, database: Path | None) -> None:
+    """Fill an empty database with COUNT synthetic events (for benchmarks)."""
+    path = database or Path(current_app.config["DATABASE"])
+    SQLiteStorage.prepare(path)
+    storage = SQLiteStorage.open(path)
+    try:
+        if storage.count_events():
+            raise click.ClickException(f"{path} already holds events: choose a new file")
+        events = generate_events(count, seed, site_now(), site_timezone())
+        with click.progressbar(length=count, label="Generating events") as bar, \
+                storage.bulk_load():
+            while batch := list(islice(events, GENERATE_BATCH)):
+                bar.update(storage.add_events(batch))
+    finally:
+        storage.close()
+    click.echo(f"Generated {count} event(s) into {path} (seed {seed}).")
+
+
 def init_app(app: Flask) -> None:
     """Close connections after each request and register the database commands."""
     app.teardown_appcontext(close_db)
     app.cli.add_command(init_db_command)
     app.cli.add_command(import_events_command)
+    app.cli.add_command(generate_events_command)
