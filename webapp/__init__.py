@@ -67,12 +67,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     WebMCP(app, CATALOG)
 
     from . import assets
+    from . import compression
     from . import events
     from . import registrations
     from . import saved
     from . import templating
 
     assets.init_app(app)
+    compression.init_app(app)
     templating.init_app(app)
     app.register_blueprint(events.bp)
     app.register_blueprint(registrations.bp)
