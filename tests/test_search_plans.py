@@ -121,3 +121,17 @@ def test_a_date_window_bounds_a_common_word(generated):
     found = storage.search_events(week, limit=100, offset=0, count_cap=1000)
     wanted = [e for e in expected(events, COMMON_WORD) if e.starts_at < NOW + timedelta(days=7)]
     assert [e.id for e in found.events] == [e.id for e in wanted]
+
+
+@pytest.mark.parametrize("filters", [
+    {"location": "taipei"}, {"price": "free"}, {"level": "beginner"},
+    {"location": "taipei", "price": "free"}, {"location": "taipei", "level": "beginner"},
+    {"price": "free", "level": "beginner"},
+    {"location": "taipei", "price": "free", "level": "beginner"},
+])
+def test_every_filter_combination_is_read_in_start_order_and_counted_from_an_index(
+        generated, filters):
+    storage, _ = generated
+    plan = storage.explain_search(EventQuery(starts_after=NOW, **filters))
+    assert not any("TEMP B-TREE" in step for step in plan["page"])
+    assert any("COVERING INDEX" in step for step in plan["count"])
