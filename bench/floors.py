@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from dataclasses import field
 from datetime import UTC
 from datetime import datetime
 from functools import partial
@@ -37,7 +36,7 @@ class Endpoint:
     name: str
     path: str
     headers: dict[str, str]
-    search: dict[str, str] | None = field(default=None)
+    search: dict[str, str] | None = None
 
 
 HEALTH = Endpoint("GET /health (floor)", "/health", JSON)

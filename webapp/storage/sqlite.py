@@ -319,6 +319,7 @@ class SQLiteStorage:
 
     @guarded
     def _optimize(self) -> None:
+        """Merge the full-text index's segments and refresh the planner's statistics."""
         with self.transaction():
             self.db.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
         self.db.execute("ANALYZE")
@@ -389,7 +390,7 @@ class SQLiteStorage:
         params["match"] = match
         if not self._is_common(match):
             return SearchPlan.of("rare words", params, filters, FTS_FIRST, FTS_FIRST)
-        unfiltered = len(filters) == 1
+        unfiltered = len(filters) == 1  # "upcoming" is the only condition
         if match.endswith("*"):
             return SearchPlan.of("common prefix", params, filters, MATCH_SET,
                                  FTS_FIRST if unfiltered else MATCH_SET)
