@@ -27,12 +27,3 @@ def test_small_answers_are_sent_as_they_are(client):
     assert "Content-Encoding" not in health.headers
     assert health.get_json() == {"status": "ok"}
 
-
-def test_static_files_come_precompressed_from_whitenoise(client):
-    page = client.get("/events").get_data(as_text=True)
-    start = page.index("/static/js/webmcp-bridge.js")
-    url = page[start:page.index('"', start)]
-    script = client.get(url, headers=GZIP)
-    assert script.headers["Content-Encoding"] == "gzip"
-    assert "max-age=31536000" in script.headers["Cache-Control"]
-    assert gzip.decompress(script.data).startswith(b"/*")
