@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install browser static lint bench clean
+.PHONY: run test install browser static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
@@ -15,8 +15,12 @@ test: install browser static lint
 	$(BIN)/pytest
 
 ## Benchmarks: print the figures and write them to bench/results/latest.json
-bench: install browser static
+bench: install browser static wrk
 	$(BIN)/python -m bench
+
+# wrk sends the benchmarks' HTTP load (keep-alive, latency percentiles, little CPU of its own).
+wrk:
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }
 
 install: $(VENV)/.installed
 

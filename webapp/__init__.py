@@ -73,6 +73,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     WebMCP(app, CATALOG, samples=sample_pages)
 
     from . import assets
+    from . import compression
     from . import events
     from . import openapi
     from . import registrations
@@ -80,6 +81,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from . import templating
 
     assets.init_app(app)
+    compression.init_app(app)
     templating.init_app(app)
     app.register_blueprint(events.bp)
     app.register_blueprint(registrations.bp)

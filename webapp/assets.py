@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from urllib.parse import quote
 
 from flask import Flask
 from flask import current_app
@@ -14,6 +15,7 @@ from .security import SECURITY_HEADERS
 
 ONE_YEAR = 365 * 24 * 3600
 HASHES = "webapp.asset_hashes"
+INLINED = "webapp.inlined_assets"
 
 
 def asset_url(filename: str) -> str:
@@ -25,10 +27,20 @@ def asset_url(filename: str) -> str:
     return url_for("static", filename=filename, v=hashes[filename])
 
 
+def inline_asset(filename: str) -> str:
+    """A small static SVG as a data: URL, so the page needs no request for it (the icon)."""
+    inlined = current_app.extensions[INLINED]
+    if filename not in inlined:
+        svg = (Path(current_app.static_folder) / filename).read_text(encoding="utf-8")
+        inlined[filename] = "data:image/svg+xml," + quote(svg.strip(), safe=" =:/'\"")
+    return inlined[filename]
+
+
 def init_app(app: Flask) -> None:
     """Serve /static through WhiteNoise (precompressed .gz files, long cache lifetimes)."""
     app.extensions[HASHES] = {}
-    app.jinja_env.globals["asset_url"] = asset_url
+    app.extensions[INLINED] = {}
+    app.jinja_env.globals.update(asset_url=asset_url, inline_asset=inline_asset)
     app.wsgi_app = WhiteNoise(app.wsgi_app, root=app.static_folder, prefix="static/",
                               max_age=ONE_YEAR, add_headers_function=_add_security_headers)
 

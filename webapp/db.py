@@ -1,4 +1,5 @@
-"""The database of a running app: one storage connection per request, and the CLI commands.
+"""The database of a running app: one storage connection per request (kept open between
+requests, see `storage.pool`), and the CLI commands.
 
 The file is created, migrated and seeded on first use in each process (after gunicorn has
 forked, never before) or ahead of time with `flask --app webapp init-db`.
@@ -7,6 +8,7 @@ forked, never before) or ahead of time with `flask --app webapp init-db`.
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -19,9 +21,14 @@ from flask.cli import with_appcontext
 from .importer import ImportProblem
 from .importer import read_events
 from .storage import StorageError
+from .storage.pool import ConnectionPool
 from .storage.sqlite import SQLiteStorage
+from .synthetic import generate_events
 
 PREPARED = "webapp.database_prepared"
+POOL = "webapp.connection_pool"
+IDLE_CONNECTIONS = 8  # per process: more than a gunicorn worker's threads
+GENERATE_BATCH = 5000  # events per progress step
 
 
 def site_timezone() -> ZoneInfo:
@@ -49,21 +56,21 @@ def prepare_database() -> bool:
 
 
 def get_db() -> SQLiteStorage:
-    """The storage of the current request, opened on first use and closed at its end."""
+    """The storage of the current request, taken on first use and given back at its end."""
     if "db" not in g:
         if not current_app.extensions.get(PREPARED):
             prepare_database()
         config = current_app.config
-        g.db = SQLiteStorage.open(config["DATABASE"],
-                                  busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
+        g.db, g.db_file = current_app.extensions[POOL].acquire(
+            config["DATABASE"], busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
     return g.db
 
 
 def close_db(exception: BaseException | None = None) -> None:
-    """Close the request's connection, if it opened one."""
+    """Give the request's connection back, if it took one."""
     db = g.pop("db", None)
     if db is not None:
-        db.close()
+        current_app.extensions[POOL].release(db, g.pop("db_file"))
 
 
 @click.command("init-db")
@@ -97,8 +104,36 @@ def import_events_command(file: Path) -> None:
     click.echo(f"Imported {count} event(s) from {file}.")
 
 
+@click.command("generate-events")
+@with_appcontext
+@click.option("--count", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="How many events to generate.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="The same seed (on the same day) gives the same events.")
+@click.option("--database", type=click.Path(dir_okay=False, path_type=Path),
+              help="A new database file to fill [default: the app's database].")
+def generate_events_command(count: int, seed: int, database: Path | None) -> None:
+    """Fill an empty database with COUNT synthetic events (for benchmarks)."""
+    path = database or Path(current_app.config["DATABASE"])
+    SQLiteStorage.prepare(path)
+    storage = SQLiteStorage.open(path)
+    try:
+        if storage.count_events():
+            raise click.ClickException(f"{path} already holds events: choose a new file")
+        events = generate_events(count, seed, site_now(), site_timezone())
+        with click.progressbar(length=count, label="Generating events") as bar, \
+                storage.bulk_load():
+            while batch := list(islice(events, GENERATE_BATCH)):
+                bar.update(storage.add_events(batch))
+    finally:
+        storage.close()
+    click.echo(f"Generated {count} event(s) into {path} (seed {seed}).")
+
+
 def init_app(app: Flask) -> None:
-    """Close connections after each request and register the database commands."""
+    """Give connections back after each request and register the database commands."""
+    app.extensions[POOL] = ConnectionPool(IDLE_CONNECTIONS)
     app.teardown_appcontext(close_db)
     app.cli.add_command(init_db_command)
     app.cli.add_command(import_events_command)
+    app.cli.add_command(generate_events_command)

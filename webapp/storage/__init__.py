@@ -8,6 +8,7 @@ Times cross this boundary as timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field
@@ -132,6 +133,10 @@ class Storage(Protocol):
                   for_update: bool = False) -> Event | None: ...
 
     def import_events(self, events: list[Event]) -> int: ...
+
+    def add_events(self, events: Iterable[Event]) -> int: ...
+
+    def bulk_load(self) -> AbstractContextManager[Any]: ...
 
     def count_events(self) -> int: ...
 

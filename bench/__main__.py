@@ -1,0 +1,84 @@
+"""`python -m bench`: build the datasets, serve them, measure, print the tables, save JSON."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import tempfile
+import time
+from contextlib import ExitStack
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+
+from servers import HttpVisitor
+from servers import gunicorn
+
+from . import floors
+from . import growth
+from . import payload
+from . import plans
+from . import report
+from . import time_to_tools
+from . import writes
+from .browser import chromium
+from .datasets import SIZES
+from .datasets import dataset
+from .datasets import working_copy
+from .load import JSON
+
+
+def load_average() -> str:
+    """The machine's load over the last minute (other work on it makes times noisy)."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def main() -> None:
+    """Run every measurement in the order of the issue and report them."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
+    parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
+    args = parser.parse_args()
+    started = time.monotonic()
+    results = {
+        "machine": {"when": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "cpus": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
+                    "loadBefore": load_average()},
+        "settings": {"rounds": args.rounds, "seconds": args.seconds, "sizes": SIZES},
+    }
+    for size in SIZES:
+        print(f"dataset: {size:,} events at {dataset(size)}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as scratch:
+        directory = Path(scratch)
+        largest = working_copy(max(SIZES), directory)
+        with gunicorn(largest, workers=2) as (base, _):
+            print("1, 2: search vs. the framework and storage floors…", flush=True)
+            results["framework"] = floors.measure(base, largest, args.rounds, args.seconds)
+            results["plans"] = plans.measure(largest)
+            with chromium() as browser:
+                print("5: bytes…", flush=True)
+                results["bytes"] = payload.measure(base, browser)
+                found = HttpVisitor(base).request("GET", floors.COMMON.path,
+                                                  headers=JSON).json()
+                print("6: time to tools…", flush=True)
+                results["timeToTools"] = time_to_tools.measure(
+                    base, browser, found["data"]["events"][0]["id"])
+        with ExitStack() as servers:
+            bases = {size: servers.enter_context(
+                gunicorn(working_copy(size, directory), workers=2))[0] for size in SIZES}
+            print("3: growth…", flush=True)
+            results["growth"] = growth.measure(bases, args.rounds, max(1, args.seconds // 2))
+        contended = working_copy(10_000, directory)
+        with gunicorn(contended, workers=4) as (base, _):
+            print("4: writes under contention…", flush=True)
+            results["writes"] = writes.measure(base, contended)
+    results["machine"]["loadAfter"] = load_average()
+    results["machine"]["seconds"] = round(time.monotonic() - started)
+    print()
+    print(report.render(results))
+    print(f"Figures saved to {report.save(results)} ({results['machine']['seconds']} s).")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""1 and 2: search against the framework floor (/health, same server, same rounds) and
+against the storage floor (the same query run in-process on the same database).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from webapp.storage import EventQuery
+from webapp.storage.sqlite import SQLiteStorage
+from webapp.synthetic import COMMON_WORD
+from webapp.synthetic import RARE_TOPICS
+
+from . import load
+from .load import HTMX
+from .load import JSON
+from .stats import ratios
+from .stats import spread
+
+CONCURRENCIES = (1, 8)
+RARE_WORD = RARE_TOPICS[0]
+COUNT_CAP = 1000  # the app's default SEARCH_COUNT_CAP
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A request to measure, and the storage query it runs (None: it touches no storage)."""
+
+    name: str
+    path: str
+    headers: dict[str, str]
+    search: dict[str, str] | None = None
+
+
+HEALTH = Endpoint("GET /health (floor)", "/health", JSON)
+FILTERS = Endpoint("JSON, filters only", "/events?location=taipei&price=free&level=beginner",
+                   JSON, {"location": "taipei", "price": "free", "level": "beginner"})
+RARE = Endpoint("JSON, rare word", f"/events?query={RARE_WORD}", JSON, {"text": RARE_WORD})
+COMMON = Endpoint("JSON, common word", f"/events?query={COMMON_WORD}", JSON,
+                  {"text": COMMON_WORD})
+ENDPOINTS = (
+    HEALTH, FILTERS, RARE, COMMON,
+    Endpoint("JSON, common word + filters",
+             f"/events?query={COMMON_WORD}&location=taipei&level=beginner", JSON,
+             {"text": COMMON_WORD, "location": "taipei", "level": "beginner"}),
+    Endpoint("htmx partial, common word", f"/events?query={COMMON_WORD}", HTMX,
+             {"text": COMMON_WORD}),
+    Endpoint("full page /events", "/events", {}, {}),
+)
+
+
+def storage_p50(storage: SQLiteStorage, search: dict[str, str], repeats: int = 100) -> float:
+    """The median time (ms) of the storage call a search makes, on an open connection."""
+    times = []
+    for _ in range(repeats):
+        query = EventQuery(starts_after=datetime.now(UTC), **search)
+        started = time.perf_counter()
+        storage.search_events(query, limit=10, offset=0, count_cap=COUNT_CAP)
+        times.append((time.perf_counter() - started) * 1000)
+    return median(times)
+
+
+def measure(base: str, database: Path, rounds: int, seconds: int) -> list[dict[str, Any]]:
+    """Every endpoint at each concurrency and its storage query, interleaved over `rounds`."""
+    for endpoint in ENDPOINTS:
+        load.warm_up(base + endpoint.path, endpoint.headers)
+    storage = SQLiteStorage.open(database)
+    runs = {}
+    for endpoint in ENDPOINTS:
+        for concurrency in CONCURRENCIES:
+            runs[endpoint.name, concurrency] = partial(load.run, base + endpoint.path,
+                                                       endpoint.headers, concurrency, seconds)
+        if endpoint.search is not None:
+            runs[endpoint.name, "storage"] = partial(storage_p50, storage, endpoint.search)
+    try:
+        results = load.interleaved(runs, rounds)
+    finally:
+        storage.close()
+
+    rows = []
+    for endpoint in ENDPOINTS:
+        row: dict[str, Any] = {"endpoint": endpoint.name, "path": endpoint.path,
+                               "headers": endpoint.headers}
+        for concurrency in CONCURRENCIES:
+            loads = results[endpoint.name, concurrency]
+            floor = results[HEALTH.name, concurrency]
+            row[f"c{concurrency}"] = {
+                "p50Ms": spread(r.p50 for r in loads),
+                "p95Ms": spread(r.p95 for r in loads),
+                "requestsPerSecond": spread(r.rps for r in loads),
+                "p50OverHealth": ratios([r.p50 for r in loads], [r.p50 for r in floor]),
+            }
+        if endpoint.search is not None:
+            raw = results[endpoint.name, "storage"]
+            row["storage"] = {
+                "rawP50Ms": spread(raw),
+                "serverP50OverRaw": ratios([r.p50 for r in results[endpoint.name, 1]], raw),
+            }
+        rows.append(row)
+    return rows
+

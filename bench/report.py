@@ -1,0 +1,144 @@
+"""The tables `python -m bench` prints, the goals they are judged against, and the JSON file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).with_name("results")
+KB = 1024
+
+
+def spread_text(figure: dict[str, float], digits: int = 2) -> str:
+    """A median with its range: `1.23 (1.10–1.40)`."""
+    return (f"{figure['median']:.{digits}f} ({figure['min']:.{digits}f}–"
+            f"{figure['max']:.{digits}f})")
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table with the first column left-aligned and the others right-aligned."""
+    widths = [max(len(str(line[i])) for line in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(cell).ljust(widths[0]) if i == 0 else str(cell).rjust(widths[i])
+                         for i, cell in enumerate(cells))
+
+    return "\n".join([title, line(header), line(["-" * w for w in widths]),
+                      *[line(row) for row in rows], ""])
+
+
+def goals(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """Each goal of the issue: what it asks, the figure measured, and whether it is met."""
+    checks = []
+    for row in results["framework"]:
+        if row["endpoint"].startswith("JSON, rare") or row["endpoint"].startswith("JSON, common"):
+            ratio = row["c8"]["p50OverHealth"]["median"]
+            checks.append((f"{row['endpoint']}: c8 p50 ≤ 2.5× /health", f"{ratio:.2f}×",
+                           ratio <= 2.5))
+    for row in results["growth"]:
+        ratio = row["growth"]["median"]
+        checks.append((f"{row['endpoint']}: 1k→100k p50 < 2×", f"{ratio:.2f}×", ratio < 2))
+    sizes = results["bytes"]
+    checks.append(("JSON answer for 10 results < 4 KB", f"{sizes['jsonTenResults']} B",
+                   sizes["jsonTenResults"] < 4 * KB))
+    checks.append(("/events page with its own CSS/JS < 15 KB as served (htmx excluded)",
+                   f"{sizes['pageWithOwnAssetsServed']} B",
+                   sizes["pageWithOwnAssetsServed"] < 15 * KB))
+    visit = sizes["firstVisit"]
+    checks.append(("first visit to /events < 35 KB on the wire in ≤ 4 requests",
+                   f"{visit['wireBytes']} B in {visit['requests']}",
+                   visit["wireBytes"] < 35 * KB and visit["requests"] <= 4))
+    for row in results["timeToTools"][1:]:
+        ready = row["readyMs"]["median"]
+        checks.append((f"tools of {row['page']} registered ≤ 100 ms", f"{ready:.0f} ms",
+                       ready <= 100))
+    checks.append(("seats never oversold", "yes" if results["writes"]["neverOversold"]
+                   else "NO", results["writes"]["neverOversold"]))
+    return checks
+
+
+def render(results: dict[str, Any]) -> str:
+    """Every table, in the order of the issue."""
+    settings = results["settings"]
+    out = [f"webmcp-events benchmarks · {results['machine']['when']} · "
+           f"{results['machine']['cpus']} CPUs · load {results['machine']['loadBefore']} before, "
+           f"{results['machine']['loadAfter']} after · median (min–max) of "
+           f"{settings['rounds']} interleaved rounds of {settings['seconds']} s\n"]
+    rows = []
+    for row in results["framework"]:
+        cells = [row["endpoint"]]
+        for c in ("c1", "c8"):
+            cells += [spread_text(row[c]["p50Ms"]), f"{row[c]['p95Ms']['median']:.2f}",
+                      f"{row[c]['requestsPerSecond']['median']:.0f}",
+                      spread_text(row[c]["p50OverHealth"])]
+        rows.append(cells)
+    out.append(table("1. Search vs. the framework floor (100 000 events, gunicorn 2 workers; "
+                     "ms; ratio = p50 ÷ /health p50 in the same round)",
+                     ["request", "c1 p50", "c1 p95", "c1 req/s", "c1 ×health",
+                      "c8 p50", "c8 p95", "c8 req/s", "c8 ×health"], rows))
+    out.append(table("2. Search vs. the storage floor (the same query in-process; ms)",
+                     ["request", "storage p50", "server c1 p50", "server ÷ storage"],
+                     [[row["endpoint"], spread_text(row["storage"]["rawP50Ms"], 3),
+                       spread_text(row["c1"]["p50Ms"]),
+                       spread_text(row["storage"]["serverP50OverRaw"], 1)]
+                      for row in results["framework"] if "storage" in row]))
+    sizes_seen = list(results["growth"][0]["p50Ms"])
+    out.append(table("3. Growth: p50 at concurrency 1 (ms) by number of events",
+                     ["request", *[f"{int(s):,} events" for s in sizes_seen],
+                      f"{int(sizes_seen[-1]):,} ÷ {int(sizes_seen[0]):,}"],
+                     [[row["endpoint"], *[spread_text(row["p50Ms"][s]) for s in sizes_seen],
+                       spread_text(row["growth"])] for row in results["growth"]]))
+    writes = results["writes"]
+    out.append(table(f"4. Writes under contention ({writes['visitors']} visitors per event "
+                     f"confirm at once, {writes['clients']} in flight, gunicorn 4 workers)",
+                     ["event", "seats", "created", "conflicts", "other", "conf/s", "p50 ms",
+                      "p95 ms", "oversold"],
+                     [[r["event"], r["seats"], r["created"], r["conflicts"], r["other"],
+                       f"{r['perSecond']:.0f}", f"{r['p50Ms']:.1f}", f"{r['p95Ms']:.1f}",
+                       "yes" if r["oversold"] else "no"] for r in writes["runs"]]))
+    sizes = results["bytes"]
+    byte_rows = [["JSON answer, 10 results", sizes["jsonTenResults"], "", "", ""]]
+    for name in ("page", "partial"):
+        entry = sizes[name]
+        byte_rows.append([f"/events {name}", entry["raw"], entry["gzip"], entry["served"],
+                          entry["contentEncoding"]])
+    for path, entry in sizes["assets"].items():
+        byte_rows.append([path, entry["raw"], entry["gzip"], entry["served"],
+                          f"{entry['contentEncoding']}, {entry['cacheControl']}"])
+    visit = sizes["firstVisit"]
+    byte_rows.append(["/events page + own CSS/JS as served (no htmx)", "", "",
+                      sizes["pageWithOwnAssetsServed"], ""])
+    byte_rows.append([f"first visit: {visit['requests']} requests, on the wire", "", "",
+                      visit["wireBytes"], "headers included"])
+    out.append(table("5. Bytes", ["what", "raw", "gzip -6", "served", "encoding, caching"],
+                     byte_rows))
+    out.append(table("6. Time to tools (ms from navigation start; 10 cold loads each, "
+                     "interleaved with the baseline)",
+                     ["page", "tools", "ready", "÷ baseline", "HTML first byte",
+                      "HTML last byte"],
+                     [[row["page"], ", ".join(row["tools"]), spread_text(row["readyMs"], 0),
+                       spread_text(row["readyOverBaseline"], 1),
+                       spread_text(row["responseStartMs"], 0),
+                       spread_text(row["responseEndMs"], 0)]
+                      for row in results["timeToTools"]]))
+    plans = ["Query plans at 100 000 events (EXPLAIN QUERY PLAN of the page, then the count)"]
+    for entry in results["plans"]:
+        plans.append(f"{entry['path']}  →  {entry['plan']}")
+        for part in ("page", "count"):
+            plans += [f"  {part:5}  {step}" for step in entry[part]]
+    out.append("\n".join(plans) + "\n")
+    out.append(table("Goals", ["goal", "measured", "met"],
+                     [[goal, figure, "yes" if met else "NO"]
+                      for goal, figure, met in goals(results)]))
+    return "\n".join(out)
+
+
+def save(results: dict[str, Any]) -> Path:
+    """Write the figures to bench/results/latest.json; returns its path."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "latest.json"
+    path.write_text(json.dumps({**results, "goals": [
+        {"goal": goal, "measured": figure, "met": met} for goal, figure, met in goals(results)]},
+        indent=2) + "\n")
+    return path

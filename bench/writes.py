@@ -1,0 +1,87 @@
+"""4: many visitors confirming registrations for the same events at once (4 workers):
+confirmations per second, latency, and a check that no event ever got more registrations
+than it had seats.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from servers import HttpVisitor
+
+from .stats import percentile
+from .stats import spread
+
+VISITORS = 100  # per event: about twice its free seats, so most runs sell out
+CLIENTS = 16  # confirmations in flight at once
+RUNS = 3
+
+
+def open_events(database: Path, count: int) -> list[tuple[str, int]]:
+    """Upcoming events still open for registration, with 20 to 60 free seats each."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with sqlite3.connect(database) as conn:
+        return conn.execute(
+            "SELECT id, capacity - held_seats FROM events WHERE registration_deadline > ? "
+            "AND capacity - held_seats BETWEEN 20 AND 60 ORDER BY starts_at LIMIT ?",
+            [now, count]).fetchall()
+
+
+def active_registrations(database: Path, event_id: str) -> int:
+    with sqlite3.connect(database) as conn:
+        return conn.execute("SELECT count(*) FROM registrations WHERE event_id = ? "
+                            "AND state = 'active'", [event_id]).fetchone()[0]
+
+
+def confirm_at_once(base: str, event_id: str) -> tuple[list[int], list[float], float]:
+    """VISITORS people prepare a registration each, then all confirm at once.
+
+    Returns the answers' statuses, their latencies (ms) and the wall time of the confirmations.
+    """
+    visitors = [HttpVisitor(base) for _ in range(VISITORS)]
+    with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
+        tokens = list(pool.map(
+            lambda numbered: numbered[1].prepare_registration(
+                event_id, f"Person {numbered[0]}", f"person{numbered[0]}@example.com"),
+            enumerate(visitors)))
+
+        def confirm(pair: tuple[HttpVisitor, str]) -> tuple[int, float]:
+            visitor, token = pair
+            started = time.perf_counter()
+            answer = visitor.confirm_registration(token)
+            return answer.status, (time.perf_counter() - started) * 1000
+
+        started = time.perf_counter()
+        answers = list(pool.map(confirm, zip(visitors, tokens, strict=True)))
+        wall = time.perf_counter() - started
+    return [status for status, _ in answers], [ms for _, ms in answers], wall
+
+
+def measure(base: str, database: Path) -> dict[str, Any]:
+    """RUNS rounds, each on its own event; throughput and latency spread over the rounds."""
+    runs = []
+    for event_id, seats in open_events(database, RUNS):
+        statuses, latencies, wall = confirm_at_once(base, event_id)
+        active = active_registrations(database, event_id)
+        runs.append({
+            "event": event_id, "seats": seats, "created": statuses.count(201),
+            "conflicts": statuses.count(409),
+            "other": len(statuses) - statuses.count(201) - statuses.count(409),
+            "active": active, "oversold": active > seats,
+            "perSecond": len(statuses) / wall,
+            "p50Ms": percentile(latencies, 0.50), "p95Ms": percentile(latencies, 0.95),
+        })
+    return {
+        "visitors": VISITORS, "clients": CLIENTS, "runs": runs,
+        "confirmationsPerSecond": spread(r["perSecond"] for r in runs),
+        "p50Ms": spread(r["p50Ms"] for r in runs),
+        "p95Ms": spread(r["p95Ms"] for r in runs),
+        "neverOversold": not any(r["oversold"] for r in runs)
+        and all(r["created"] == r["active"] == min(r["seats"], VISITORS) for r in runs),
+    }

@@ -1,0 +1,23 @@
+"""A first visit to /events costs four requests: the page, its stylesheet and two scripts."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+
+GZIP = {"Accept-Encoding": "gzip"}
+
+
+def test_the_page_loads_three_hashed_cacheable_files_and_no_icon(client):
+    soup = BeautifulSoup(client.get("/events").data, "html.parser")
+    files = ([link["href"] for link in soup.find_all("link", rel="stylesheet")]
+             + [script["src"] for script in soup.find_all("script", src=True)])
+    assert len(files) == 3
+    for url in files:
+        assert "?v=" in url
+        answer = client.get(url, headers=GZIP)
+        assert answer.status_code == 200
+        assert answer.headers["Content-Encoding"] == "gzip"
+        assert "max-age=31536000" in answer.headers["Cache-Control"]
+    # The icon is inside the page: browsers would otherwise ask for /favicon.ico, a 404.
+    assert soup.find("link", rel="icon")["href"].startswith("data:image/svg+xml,%3Csvg")
+    assert client.get("/favicon.ico").status_code == 404
