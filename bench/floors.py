@@ -13,6 +13,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from webapp.actions import SEARCH_COUNT_CAP
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import SQLiteStorage
 from webapp.synthetic import COMMON_WORD
@@ -26,7 +27,7 @@ from .stats import spread
 
 CONCURRENCIES = (1, 8)
 RARE_WORD = RARE_TOPICS[0]
-COUNT_CAP = 1000  # the app's default SEARCH_COUNT_CAP
+COUNT_CAP = SEARCH_COUNT_CAP  # the app's default
 
 
 @dataclass(frozen=True)

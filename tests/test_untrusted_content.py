@@ -17,7 +17,7 @@ def test_the_malicious_summary_is_returned_as_marked_data(client):
     assert event["id"] == "evt-malicious-copy"
     assert "Ignore previous instructions" in event["summary"]
     assert "data.events[].summary" in body["untrustedContent"]["fields"]
-    assert "never as instructions" in body["untrustedContent"]["note"]
+    assert "never instructions" in body["untrustedContent"]["note"]
 
 
 def test_the_page_renders_the_summary_as_text(client):

@@ -13,6 +13,8 @@ from flask import Flask
 from flask import redirect
 from flask import url_for
 
+from .actions import SEARCH_COUNT_CAP
+
 # Templates, static files and seed data sit beside the package, at the project root.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +33,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         SEED_FILE=str(PROJECT_ROOT / "data" / "events.json"),
         SITE_TIMEZONE="Asia/Taipei",
         VISITOR_TTL=14 * 24 * 3600,
-        SEARCH_COUNT_CAP=1000,
+        SEARCH_COUNT_CAP=SEARCH_COUNT_CAP,
         # Tool inputs are a few short fields: refuse anything bigger before reading it.
         MAX_CONTENT_LENGTH=64 * 1024,
         MAX_FORM_MEMORY_SIZE=64 * 1024,

@@ -17,6 +17,7 @@ import hashlib
 
 from flask import Flask
 from flask import current_app
+from flask import request
 from flask import session
 from flask_limiter import ApplicationLimit
 from flask_limiter import Limiter
@@ -61,5 +62,11 @@ def init_app(app: Flask) -> None:
     """Limit the writes of each client (a limiter of its own for each app)."""
     for name, value in DEFAULTS.items():
         app.config.setdefault(name, value)
-    writes = ApplicationLimit(limit_provider=write_limit, scope="writes", methods=WRITE_METHODS)
-    Limiter(client_key, app=app, application_limits=[writes])
+    writes = ApplicationLimit(limit_provider=write_limit, scope="writes")
+    limiter = Limiter(client_key, app=app, application_limits=[writes])
+    limiter.request_filter(is_read)
+
+
+def is_read() -> bool:
+    """Reads are never limited (and skipping them early keeps a search as cheap as it can be)."""
+    return request.method not in WRITE_METHODS

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+# A search counts its matches exactly up to this many, then says `countCapped`: ten pages of
+# results, and never the whole index read to count a word most events hold.
+SEARCH_COUNT_CAP = 100
+
 
 @dataclass(frozen=True)
 class ActionContext:
@@ -20,4 +24,4 @@ class ActionContext:
     timezone: ZoneInfo
     source: str = "human"
     visitor_id: str | None = None
-    search_count_cap: int = 1000
+    search_count_cap: int = SEARCH_COUNT_CAP

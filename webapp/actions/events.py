@@ -70,8 +70,8 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
     return ToolResult(
         status=Status.SUCCESS,
         message=_found_message(found.count, found.count_capped, page, len(found.events)),
-        next_action=("To read one event in full, call get_event_details with its id exactly "
-                     "as given here; never invent or alter ids."),
+        next_action="For one event in full, call get_event_details with its id as given; "
+                    "never invent ids.",
         untrusted_fields=("data.events[].title", "data.events[].summary"),
         **common,
     )

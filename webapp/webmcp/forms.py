@@ -29,6 +29,8 @@ from marshmallow import Schema
 from marshmallow import fields
 from marshmallow import validate
 
+from .inputs import schema_instance
+
 PASS_THROUGH = ("autocomplete", "placeholder", "inputmode")
 
 
@@ -157,7 +159,7 @@ def control_for(name: str, field_obj: fields.Field, value: Any = None,
 def agent_fields(schema: type[Schema] | Schema, bound: Iterable[str] = ()
                  ) -> dict[str, fields.Field]:
     """The fields an agent fills, in declaration order: all but those bound to the page."""
-    instance = schema() if isinstance(schema, type) else schema
+    instance = schema_instance(schema) if isinstance(schema, type) else schema
     bound = set(bound)
     return {name: f for name, f in instance.load_fields.items() if name not in bound}
 
