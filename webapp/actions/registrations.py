@@ -56,15 +56,30 @@ def registration_view(registration: Registration) -> dict[str, Any]:
     }
 
 
-def _pending(db: Storage, ctx: ActionContext, action: str, target: str,
-             payload: dict[str, Any]) -> tuple[str, str]:
-    """Store a pending confirmation; returns the token and its expiry as shown."""
+def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str,
+                  target: str, payload: dict[str, Any], review: dict[str, Any], button: str,
+                  message: str, untrusted: tuple[str, ...]) -> ToolResult:
+    """Hold a write for a person: store its single-use confirmation and answer with the review.
+
+    The token goes only to the page (the human-only confirm form); the agent is told to stop
+    and let the person press `button`.
+    """
     token = secrets.token_urlsafe(32)
     expires = ctx.now + CONFIRMATION_LIFETIME
     db.create_confirmation(Confirmation(
-        token_hash=hash_token(token), visitor_id=ctx.visitor_id or "", action=action,
+        token_hash=hash_token(token), visitor_id=ctx.visitor_id or "", action=confirms,
         target_id=target, created_at=ctx.now, expires_at=expires, payload=payload))
-    return token, local_time(expires, ctx.timezone)
+    return ToolResult(
+        action=action,
+        status=Status.CONFIRMATION_REQUIRED,
+        message=message,
+        data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)}},
+        requires_user_decision=True,
+        next_action=ASK_THE_PERSON.format(button=button),
+        untrusted_fields=untrusted,
+        target=target,
+        page_only={"confirmation_token": token},
+    )
 
 
 def _spendable(db: Storage, token: str, ctx: ActionContext, action: str,
@@ -118,26 +133,19 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
         return conflict(action, "You are already registered for this event.",
                         next_action="Tell the user they are already registered; see "
                                     "/registrations.")
-    token, expires = _pending(db, ctx, CONFIRM_REGISTRATION, event.id, {
-        "attendeeName": params["attendee_name"], "email": params["email"]})
-    return ToolResult(
-        action=action,
-        status=Status.CONFIRMATION_REQUIRED,
-        message="Nothing is registered yet: the user must review and confirm on the page.",
-        data={"review": {
+    return _await_person(
+        db, ctx, action=action, confirms=CONFIRM_REGISTRATION, target=event.id,
+        payload={"attendeeName": params["attendee_name"], "email": params["email"]},
+        review={
             "event": {"id": event.id, "url": event_url(event.id), "title": event.title,
                       "startsAt": local_time(event.starts_at, ctx.timezone),
                       "venue": event.venue},
             "attendeeName": params["attendee_name"],
             "email": mask_email(params["email"]),
-            "expiresAt": expires,
-        }},
-        requires_user_decision=True,
-        next_action=ASK_THE_PERSON.format(button="Confirm registration"),
-        untrusted_fields=("data.review.event.title", "data.review.event.venue"),
-        target=event.id,
-        page_only={"confirmation_token": token},
-    )
+        },
+        button="Confirm registration",
+        message="Nothing is registered yet: the user must review and confirm on the page.",
+        untrusted=("data.review.event.title", "data.review.event.venue"))
 
 
 def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
@@ -187,12 +195,10 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
                          next_action="Use an id from the list on this page; never guess ids.")
     if registration.state != "active":
         return conflict(action, "This registration is already cancelled.")
-    token, expires = _pending(db, ctx, CONFIRM_CANCELLATION, registration.id, {})
-    return ToolResult(
-        action=action,
-        status=Status.CONFIRMATION_REQUIRED,
-        message="Nothing is cancelled yet: the user must confirm in the dialog on the page.",
-        data={"review": {
+    return _await_person(
+        db, ctx, action=action, confirms=CONFIRM_CANCELLATION, target=registration.id,
+        payload={},
+        review={
             "registration": {
                 **registration_view(registration),
                 "eventTitle": registration.event_title,
@@ -200,14 +206,10 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
                 if registration.event_starts_at else None,
             },
             "effect": "Cancelling frees one seat for someone else and cannot be undone.",
-            "expiresAt": expires,
-        }},
-        requires_user_decision=True,
-        next_action=ASK_THE_PERSON.format(button="Cancel my registration"),
-        untrusted_fields=("data.review.registration.eventTitle",),
-        target=registration.id,
-        page_only={"confirmation_token": token},
-    )
+        },
+        button="Cancel my registration",
+        message="Nothing is cancelled yet: the user must confirm in the dialog on the page.",
+        untrusted=("data.review.registration.eventTitle",))
 
 
 def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
