@@ -18,7 +18,7 @@ import os
 import random
 import signal
 import sqlite3
-import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,7 +41,8 @@ EVENTS = {"evt-crash-small": (6, 1), "evt-crash-medium": (20, 2), "evt-crash-lar
 CANCELLED_EVENT = "evt-crash-large"
 CONFIRMATIONS = 140
 CANCELLATIONS = 60
-KILL_PAUSE = (0.03, 0.25)  # seconds between two kills
+KILLS = 10  # one per wave of 20 operations
+KILL_MOMENT = (0.0, 0.03)  # seconds into a wave: its requests are in flight then
 JSON = {"Accept": "application/json"}
 
 
@@ -86,27 +87,38 @@ def worker_pids(master: int) -> list[int]:
     return pids
 
 
-class Killer(threading.Thread):
-    """Kills a random worker with SIGKILL every now and then, until told to stop."""
+def kill_a_worker(master: int, rng: random.Random) -> int | None:
+    """SIGKILL one of the master's workers, chosen at random; its pid, or None if none was."""
+    workers = worker_pids(master)
+    if not workers:
+        return None
+    victim = rng.choice(workers)
+    try:
+        os.kill(victim, signal.SIGKILL)
+    except ProcessLookupError:
+        return None  # it ended by itself meanwhile
+    return victim
 
-    def __init__(self, master: int):
-        super().__init__(daemon=True)
-        self.master = master
-        self.stopped = threading.Event()
-        self.killed: list[int] = []
-        self.rng = random.Random(7)
 
-    def run(self) -> None:
-        while not self.stopped.wait(self.rng.uniform(*KILL_PAUSE)):
-            workers = worker_pids(self.master)
-            if not workers:
-                continue
-            victim = self.rng.choice(workers)
-            try:
-                os.kill(victim, signal.SIGKILL)
-            except ProcessLookupError:
-                continue
-            self.killed.append(victim)
+def send_while_killing(operations: list[Operation], master: int, rng: random.Random
+                       ) -> list[int]:
+    """Send the operations in concurrent waves; at a random moment of each, kill a worker.
+
+    Tying the kills to the waves (not to the clock) keeps their number the same however fast
+    the server answers; returns the pids killed.
+    """
+    killed = []
+    wave = len(operations) // KILLS
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        for start in range(0, len(operations), wave):
+            in_flight = [pool.submit(send, op) for op in operations[start:start + wave]]
+            time.sleep(rng.uniform(*KILL_MOMENT))
+            victim = kill_a_worker(master, rng)
+            if victim is not None:
+                killed.append(victim)
+            for future in in_flight:
+                future.result()
+    return killed
 
 
 def send(operation: Operation) -> Operation:
@@ -168,12 +180,8 @@ def test_workers_killed_mid_write_lose_and_invent_nothing(tmp_path):
     with gunicorn(database, workers=4, threads=4) as (base, master):
         operations = prepare(base, [rng.choice(list(EVENTS)) for _ in range(CONFIRMATIONS)])
         rng.shuffle(operations)
-        killer = Killer(master.pid)
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            killer.start()
-            done = list(pool.map(send, operations))
-            killer.stopped.set()
-        killer.join()
+        killed = send_while_killing(operations, master.pid, rng)
+        done = operations
         seats = {event: HttpVisitor(base).request("GET", f"/events/{event}", headers=JSON)
                  .json()["data"]["event"]["remainingSeats"] for event in EVENTS}
         master_alive = master.poll() is None
@@ -183,14 +191,14 @@ def test_workers_killed_mid_write_lose_and_invent_nothing(tmp_path):
               for outcome in ("done", "refused", "unknown")}
     refusals = Counter(op.status for op in done if op.outcome == "refused")
     print(f"\ncrash safety: {len(done)} concurrent confirmations and cancellations "
-          f"({CONFIRMATIONS} + {CANCELLATIONS}), {len(killer.killed)} workers killed with "
+          f"({CONFIRMATIONS} + {CANCELLATIONS}), {len(killed)} workers killed with "
           f"SIGKILL; clients saw {counts['done']} done, {counts['refused']} refused "
           f"({', '.join(f'{n} with {code}' for code, n in sorted(refusals.items()))}), "
           f"{counts['unknown']} unknown (of which {verified['unknown went through']} went "
           f"through); {verified['rows']} rows verified, seats add up for {len(EVENTS)} events, "
           "integrity_check ok")
     assert master_alive, "the gunicorn master died"
-    assert len(killer.killed) >= 5, "too few workers were killed to prove anything"
+    assert len(killed) >= KILLS - 1, "too few workers were killed to prove anything"
     assert counts["done"] and counts["refused"]
 
 
