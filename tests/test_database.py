@@ -112,3 +112,20 @@ def test_preparing_needs_no_lock_after_its_transaction(tmp_path, monkeypatch):
     assert seeded and others
     for other in others:
         other.close()
+
+
+def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor, clock):
+    import sqlite3 as sql
+    visitor.save()
+    _, token = visitor.prepare_registration()
+    assert token
+    clock.advance(days=2)
+    visitor.save("evt-agent-testing")  # a recent line of activity and a fresh confirmation
+    visitor.prepare_registration("evt-agent-testing")
+    result = runner.invoke(args=["prune", "--activity-days", "1"])
+    assert result.exit_code == 0, result.output
+    assert "Removed 1 expired confirmation(s) and 2 activity line(s)." in result.output
+    with sql.connect(app.config["DATABASE"]) as conn:
+        assert conn.execute("SELECT count(*) FROM confirmations").fetchone()[0] == 1
+        assert [row[0] for row in conn.execute("SELECT action FROM activity")] == [
+            "save_event", "prepare_event_registration"]

@@ -35,13 +35,3 @@ def test_version_names_the_release(client, app, monkeypatch):
     assert body["commit"] == "unknown" or re.fullmatch(r"[0-9a-f]{40}", body["commit"])
     app.config["COMMIT"] = "abc123"
     assert client.get("/health/version").get_json()["commit"] == "abc123"
-
-
-def test_oversized_request_is_refused_with_413_before_it_is_read(client):
-    response = client.post("/events/evt-webmcp-intro/register",
-                           data="attendee_name=" + "x" * (65 * 1024),
-                           headers={**JSON, "Content-Type": "application/x-www-form-urlencoded"})
-    assert response.status_code == 413
-    body = response.get_json()
-    assert body["status"] == "invalid_input"
-    assert body["action"] == "prepare_event_registration"

@@ -12,6 +12,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from webapp.actions import SEARCH_COUNT_CAP
+from webapp.schemas import PAGE_SIZE
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import COMMON_TERM_THRESHOLD
 from webapp.storage.sqlite import SQLiteStorage
@@ -44,6 +46,12 @@ def expected(events, pattern: str, **filters):
     return sorted(found, key=lambda e: (e.starts_at, e.id))
 
 
+def explain(storage, **query):
+    """SQLite's plan for the first page and the count of a search, as the app asks it."""
+    return storage.explain_search(EventQuery(starts_after=NOW, **query), PAGE_SIZE,
+                                  SEARCH_COUNT_CAP)
+
+
 @pytest.mark.parametrize(("text", "filters", "plan", "match"), [
     (None, {"location": "taipei"}, "filters", None),
     ("Haskell", {}, "rare words", '"Haskell"'),
@@ -53,6 +61,8 @@ def expected(events, pattern: str, **filters):
      f'"{COMMON_WORD}"'),
     ("comm", {}, "common prefix", '"comm"*'),
 ])
+
+
 def test_the_plan_follows_how_many_events_the_words_match(generated, text, filters, plan,
                                                           match):
     storage, _ = generated
@@ -63,21 +73,20 @@ def test_the_plan_follows_how_many_events_the_words_match(generated, text, filte
 
 def test_common_words_are_read_in_start_order_without_sorting_every_match(generated):
     storage, _ = generated
-    common = storage.explain_search(EventQuery(starts_after=NOW, text=COMMON_WORD))
+    common = explain(storage, text=COMMON_WORD)
     assert not any("TEMP B-TREE" in step for step in common["page"])
     assert any("events_by_start" in step for step in common["page"])
     # Counting without filters starts from the full-text side and stops at the cap.
     assert common["count"][1].startswith("SCAN events_fts VIRTUAL TABLE")
 
-    within = storage.explain_search(EventQuery(starts_after=NOW, text=COMMON_WORD,
-                                               location="taipei", price="free"))
+    within = explain(storage, text=COMMON_WORD, location="taipei", price="free")
     assert any("events_by_all_filters" in step for step in within["count"])
     assert not any("TEMP B-TREE" in step for step in within["page"])
 
 
 def test_rare_words_are_read_from_the_full_text_index(generated):
     storage, _ = generated
-    rare = storage.explain_search(EventQuery(starts_after=NOW, text="Haskell"))
+    rare = explain(storage, text="Haskell")
     assert rare["page"][0].startswith("SCAN events_fts VIRTUAL TABLE")
 
 
@@ -132,6 +141,6 @@ def test_a_date_window_bounds_a_common_word(generated):
 def test_every_filter_combination_is_read_in_start_order_and_counted_from_an_index(
         generated, filters):
     storage, _ = generated
-    plan = storage.explain_search(EventQuery(starts_after=NOW, **filters))
+    plan = explain(storage, **filters)
     assert not any("TEMP B-TREE" in step for step in plan["page"])
     assert any("COVERING INDEX" in step for step in plan["count"])

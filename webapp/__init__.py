@@ -14,9 +14,12 @@ from flask import redirect
 from flask import url_for
 
 from .actions import SEARCH_COUNT_CAP
+from .storage.sqlite import DEFAULT_BUSY_TIMEOUT_MS
 
 # Templates, static files and seed data sit beside the package, at the project root.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Events are scheduled, searched by day and shown in this time zone (FLASK_SITE_TIMEZONE).
+DEFAULT_SITE_TIMEZONE = "Asia/Taipei"
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -29,9 +32,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
     app.config.from_mapping(
         DATABASE=os.path.join(app.instance_path, "events.sqlite"),
-        DATABASE_BUSY_TIMEOUT_MS=5000,
+        DATABASE_BUSY_TIMEOUT_MS=DEFAULT_BUSY_TIMEOUT_MS,
         SEED_FILE=str(PROJECT_ROOT / "data" / "events.json"),
-        SITE_TIMEZONE="Asia/Taipei",
+        SITE_TIMEZONE=DEFAULT_SITE_TIMEZONE,
         VISITOR_TTL=14 * 24 * 3600,
         SEARCH_COUNT_CAP=SEARCH_COUNT_CAP,
         # Tool inputs are a few short fields: refuse anything bigger before reading it.
@@ -42,7 +45,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         SESSION_COOKIE_SAMESITE="Lax",
         # The CSRF token lives as long as the visitor session that holds it.
         WTF_CSRF_TIME_LIMIT=None,
-        WTF_CSRF_SSL_STRICT=False,
         COMMIT=None,
         # Tests replace the clock to expire tokens and sessions without waiting.
         CLOCK=lambda: datetime.now(UTC),

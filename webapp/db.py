@@ -8,6 +8,7 @@ forked, never before) or ahead of time with `flask --app webapp init-db`.
 from __future__ import annotations
 
 from datetime import datetime
+from datetime import timedelta
 from itertools import islice
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -130,6 +131,19 @@ def generate_events_command(count: int, seed: int, database: Path | None) -> Non
     click.echo(f"Generated {count} event(s) into {path} (seed {seed}).")
 
 
+@click.command("prune")
+@with_appcontext
+@click.option("--activity-days", type=click.IntRange(min=1), default=90, show_default=True,
+              help="Keep this many days of visitors' activity.")
+def prune_command(activity_days: int) -> None:
+    """Delete expired confirmations (after a day) and old activity; run it daily (cron)."""
+    now = site_now()
+    removed = get_db().prune(confirmations_before=now - timedelta(days=1),
+                             activity_before=now - timedelta(days=activity_days))
+    click.echo(f"Removed {removed['confirmations']} expired confirmation(s) and "
+               f"{removed['activity']} activity line(s).")
+
+
 def init_app(app: Flask) -> None:
     """Give connections back after each request and register the database commands."""
     app.extensions[POOL] = ConnectionPool(IDLE_CONNECTIONS)
@@ -137,3 +151,4 @@ def init_app(app: Flask) -> None:
     app.cli.add_command(init_db_command)
     app.cli.add_command(import_events_command)
     app.cli.add_command(generate_events_command)
+    app.cli.add_command(prune_command)

@@ -8,18 +8,47 @@ from __future__ import annotations
 
 from flask import Flask
 from flask import current_app
+from flask import request
+from flask import url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from .storage import StorageError
 from .tooling import current_action
 from .webmcp.negotiation import render_result
+from .webmcp.result import Status
 from .webmcp.result import ToolResult
 from .webmcp.result import internal_error
 from .webmcp.result import invalid_input
 from .webmcp.result import not_found
 from .webmcp.result import rate_limited
 from .webmcp.result import session_expired
+
+# The heading people read above an error's message.
+HEADINGS = {
+    Status.NOT_FOUND: "Not found",
+    Status.CONFLICT: "Not possible now",
+    Status.SESSION_EXPIRED: "Session expired",
+    Status.RATE_LIMITED: "Slow down",
+    Status.INTERNAL_ERROR: "Temporarily unavailable",
+    Status.INVALID_INPUT: "Something is wrong with the request",
+}
+
+
+def reload_url() -> str:
+    """Where "reload the page" leads: this page for a GET, else the page of this site the
+    refused form was on (a POST address may not answer a GET at all)."""
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    referrer = request.referrer or ""
+    if referrer.startswith(request.host_url):
+        return "/" + referrer[len(request.host_url):]
+    return url_for("events.search")
+
+
+def error_heading(result: ToolResult) -> str:
+    """The heading of an error page."""
+    return HEADINGS.get(result.status, "Error")
 
 
 def render_error(result: ToolResult):
@@ -66,14 +95,13 @@ def handle_storage_error(error: StorageError):
 
 def handle_unexpected(error: Exception):
     """Any other exception: log it, answer a safe internal_error."""
-    if isinstance(error, HTTPException):
-        return handle_http_error(error)
     current_app.logger.exception("unhandled error")
     return render_error(internal_error(current_action()))
 
 
 def init_app(app: Flask) -> None:
     """Register the handlers."""
+    app.jinja_env.globals.update(error_heading=error_heading, reload_url=reload_url)
     app.register_error_handler(CSRFError, handle_csrf_error)
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(StorageError, handle_storage_error)

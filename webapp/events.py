@@ -13,8 +13,7 @@ from .db import get_db
 from .errors import render_error
 from .tooling import acts_as
 from .tooling import run_tool
-from .tools import CATALOG
-from .visitors import cookie_visitor
+from .visitors import live_visitor
 from .webmcp.negotiation import is_partial
 from .webmcp.negotiation import page_result
 from .webmcp.negotiation import render_post_result
@@ -26,12 +25,18 @@ from .webmcp.result import Status
 bp = Blueprint("events", __name__)
 
 
+def is_saved(event_id: str) -> bool:
+    """Whether the visitor of this request (if their session is alive) saved the event."""
+    db = get_db()
+    visitor_id = live_visitor(db)
+    return visitor_id is not None and db.is_saved(visitor_id, event_id)
+
+
 @bp.get("/events")
 @acts_as("search_events")
 def search():
     """Search upcoming events: JSON, the results partial (active search) or the whole page."""
-    tool = CATALOG["search_events"]
-    result, submitted = run_tool(tool.name, actions.search_events, tool.schema)
+    result, submitted = run_tool(actions.search_events)
     return render_result(result, "events/index.html", "events/_results.html",
                          values=submitted, errors=result.errors or {})
 
@@ -40,16 +45,12 @@ def search():
 @acts_as("get_event_details")
 def detail(event_id: str):
     """One event's page; its JSON-LD is the details (or the result a POST carried here)."""
-    tool = CATALOG["get_event_details"]
-    details, _ = run_tool(tool.name, actions.get_event_details, tool.schema,
-                          bound={"event_id": event_id})
+    details, _ = run_tool(actions.get_event_details, bound={"event_id": event_id})
     if details.status is not Status.SUCCESS:
         return render_error(details)
-    visitor_id = cookie_visitor()
-    saved = bool(visitor_id) and get_db().is_saved(visitor_id, event_id)
     shown = page_result(details)
     return render_result(shown, "events/detail.html", "events/_details.html",
-                         event=details.data["event"], saved=saved,
+                         event=details.data["event"], saved=is_saved(event_id),
                          save_result=shown if shown.action == "save_event" else None)
 
 
@@ -57,25 +58,21 @@ def detail(event_id: str):
 @acts_as("get_event_details")
 def preview():
     """An event chosen among the listed results: the preview pane, or (no JS) its page."""
-    tool = CATALOG["get_event_details"]
-    result, _ = run_tool(tool.name, actions.get_event_details, tool.schema)
+    result, _ = run_tool(actions.get_event_details)
     if result.status is not Status.SUCCESS:
         return render_error(result)
     if not wants_json() and not is_partial():
         return with_vary(redirect(result.data["event"]["url"], code=303))
-    visitor_id = cookie_visitor()
-    saved = bool(visitor_id) and get_db().is_saved(visitor_id, result.target)
     return render_result(result, "events/detail.html", "events/_preview.html",
-                         event=result.data["event"], saved=saved, save_result=None)
+                         event=result.data["event"], saved=is_saved(result.target),
+                         save_result=None)
 
 
 @bp.post("/events/<event_id>/save")
 @acts_as("save_event")
 def save(event_id: str):
     """Save the event for the visitor (idempotent)."""
-    tool = CATALOG["save_event"]
-    result, _ = run_tool(tool.name, actions.save_event, tool.schema,
-                         bound={"event_id": event_id}, writes=True)
+    result, _ = run_tool(actions.save_event, bound={"event_id": event_id}, writes=True)
     return render_post_result(result, "error.html", "events/_save.html",
                               redirect_to=url_for(".detail", event_id=event_id),
                               event_id=event_id, saved=result.status is Status.SUCCESS,

@@ -12,6 +12,7 @@ from flask import jsonify
 from . import PROJECT_ROOT
 
 bp = Blueprint("health", __name__, url_prefix="/health")
+GIT_COMMIT = "webapp.git_commit"
 
 
 @bp.get("")
@@ -30,10 +31,17 @@ def _commit() -> str:
     """The commit from configuration (FLASK_COMMIT), else from git, else "unknown"."""
     if current_app.config.get("COMMIT"):
         return str(current_app.config["COMMIT"])
+    # Asked once per process: where git is missing it would otherwise run on every request.
+    if GIT_COMMIT not in current_app.extensions:
+        current_app.extensions[GIT_COMMIT] = _git_commit()
+    return current_app.extensions[GIT_COMMIT]
+
+
+def _git_commit() -> str:
+    """HEAD of the checkout the app runs from, or "unknown"."""
     try:
         found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, timeout=2,
                                capture_output=True, text=True, check=True)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    current_app.config["COMMIT"] = found.stdout.strip() or "unknown"
-    return current_app.config["COMMIT"]
+    return found.stdout.strip() or "unknown"

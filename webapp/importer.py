@@ -29,6 +29,7 @@ from .schemas import EVENT_ID
 from .schemas import LEVELS
 from .schemas import LOCATIONS
 from .schemas import PRICES
+from .schemas import one_of
 from .storage import Event
 from .webmcp.inputs import flatten_messages
 
@@ -66,10 +67,10 @@ class EventImportSchema(Schema):
     title = fields.String(required=True, validate=validate.Length(min=1, max=120))
     summary = fields.String(required=True, validate=validate.Length(min=1, max=300))
     description = fields.String(load_default="", validate=validate.Length(max=4000))
-    location = fields.String(required=True, validate=validate.OneOf(list(LOCATIONS)))
+    location = fields.String(required=True, validate=one_of(LOCATIONS))
     venue = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    price = fields.String(required=True, validate=validate.OneOf(list(PRICES)))
-    level = fields.String(required=True, validate=validate.OneOf(list(LEVELS)))
+    price = fields.String(required=True, validate=one_of(PRICES))
+    level = fields.String(required=True, validate=one_of(LEVELS))
     capacity = fields.Integer(required=True, validate=validate.Range(min=0, max=1_000_000))
     held_seats = fields.Integer(data_key="heldSeats", load_default=0,
                                 validate=validate.Range(min=0))

@@ -10,7 +10,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from .storage import Activity
 from .storage import Event
+from .storage import Registration
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
 UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue")
@@ -60,3 +62,40 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo) -> dict[str, 
         "registrationDeadline": local_time(event.registration_deadline, timezone),
         "state": event_state(event, now),
     }
+
+
+def register_url(event_id: str) -> str:
+    """The site-relative address of an event's registration page."""
+    return f"{event_url(event_id)}/register"
+
+
+def mask_email(email: str) -> str:
+    """Enough of an address to recognise it, never the whole of it: r***@example.com."""
+    local, _, domain = email.partition("@")
+    return f"{local[:1]}***@{domain}"
+
+
+def registration_view(registration: Registration) -> dict[str, Any]:
+    """A registration as results show it (the e-mail masked)."""
+    return {
+        "id": registration.id,
+        "eventId": registration.event_id,
+        "attendeeName": registration.attendee_name,
+        "email": mask_email(registration.email),
+        "state": registration.state,
+    }
+
+
+def registration_summary(registration: Registration, timezone: ZoneInfo) -> dict[str, Any]:
+    """A registration with its event's title and start, for lists and reviews."""
+    return {
+        **registration_view(registration),
+        "eventTitle": registration.event_title,
+        "startsAt": local_time(registration.event_starts_at, timezone),
+    }
+
+
+def activity_view(entry: Activity, timezone: ZoneInfo) -> dict[str, Any]:
+    """One line of the visitor's activity, as their page shows it."""
+    return {"at": local_time(entry.at, timezone), "source": entry.source,
+            "action": entry.action, "status": entry.status, "targetId": entry.target_id}

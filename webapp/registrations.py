@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint
+from flask import abort
 from flask import render_template
 from flask import url_for
 
@@ -14,16 +15,18 @@ from .db import get_db
 from .db import site_now
 from .db import site_timezone
 from .errors import render_error
+from .projections import activity_view
 from .projections import event_details
+from .projections import registration_summary
 from .schemas import ConfirmCancellationInput
 from .schemas import ConfirmInput
 from .tooling import acts_as
 from .tooling import run_tool
-from .tools import CATALOG
 from .visitors import live_visitor
 from .webmcp.negotiation import page_result
 from .webmcp.negotiation import render_post_result
 from .webmcp.negotiation import wants_json
+from .webmcp.negotiation import with_vary
 from .webmcp.result import Status
 from .webmcp.result import not_found
 
@@ -32,12 +35,15 @@ bp = Blueprint("registrations", __name__)
 ACTIVITY_SHOWN = 20
 
 
-def _register_context(event_id: str) -> dict[str, Any] | None:
-    """What the registration page shows about the event and this visitor, or None."""
+def _register_context(event_id: str) -> dict[str, Any]:
+    """What the registration page shows about the event and this visitor.
+
+    Without such an event there is no page: the request ends with a not_found answer.
+    """
     db = get_db()
     event = db.get_event(event_id, count_seats=True)
     if event is None:
-        return None
+        abort(render_error(unknown_event("prepare_event_registration")))
     visitor_id = live_visitor(db)
     existing = db.active_registration(visitor_id, event_id) if visitor_id else None
     return {"event": event_details(event, site_now(), site_timezone()), "existing": existing}
@@ -48,51 +54,54 @@ def _register_context(event_id: str) -> dict[str, Any] | None:
 def register(event_id: str):
     """The registration form, or (after a prepare without JavaScript) the review to confirm."""
     context = _register_context(event_id)
-    if context is None:
-        return render_error(unknown_event("prepare_event_registration"))
-    return render_template("registrations/register.html", result=page_result(), values={},
-                           errors={}, **context)
+    return with_vary(render_template("registrations/register.html", result=page_result(),
+                                     values={}, errors={}, **context))
 
 
 @bp.post("/events/<event_id>/register")
 @acts_as("prepare_event_registration")
 def prepare(event_id: str):
     """prepare_event_registration: validate and hold the details for a person to confirm."""
-    tool = CATALOG["prepare_event_registration"]
-    result, submitted = run_tool(tool.name, actions.prepare_event_registration, tool.schema,
+    result, submitted = run_tool(actions.prepare_event_registration,
                                  bound={"event_id": event_id}, writes=True)
-    context = {} if wants_json() else _register_context(event_id)
-    if result.status is Status.NOT_FOUND or context is None:
-        # No such event (or no valid id): no form to show again, only the answer.
-        return render_error(result)
+    if result.status is Status.NOT_FOUND:
+        return render_error(result)  # no event: no form to show again
     return render_post_result(result, "registrations/register.html",
                               "registrations/_review.html",
                               redirect_to=url_for(".register", event_id=event_id),
-                              values=submitted, errors=result.errors or {}, **context)
+                              page_context=lambda: _register_context(event_id),
+                              values=submitted, errors=result.errors or {})
 
 
 @bp.post("/registrations/confirm")
 @acts_as("confirm_registration")
 def confirm():
     """A person confirms a prepared registration (human-only: no tool form)."""
-    result, _ = run_tool(actions.CONFIRM_REGISTRATION, actions.confirm_registration,
-                         ConfirmInput, writes=True)
-    landing = (url_for(".registration", registration_id=result.target)
-               if result.status is Status.SUCCESS else url_for(".index"))
+    result, _ = run_tool(actions.confirm_registration, ConfirmInput, writes=True)
+    succeeded = result.status is Status.SUCCESS
+    landing = (url_for(".registration", registration_id=result.target) if succeeded
+               else url_for(".index"))
+    # The partial also refreshes the event's seats and the form area it leaves behind.
+    context = ({} if wants_json() or not succeeded
+               else _register_context(result.data["registration"]["eventId"]))
     return render_post_result(result, "error.html", "registrations/_confirmed.html",
-                              redirect_to=landing)
+                              redirect_to=landing, values={}, errors={}, **context)
 
 
 def _index_context() -> dict[str, Any]:
+    """The visitor's registrations (active, then cancelled) and recent activity."""
     db = get_db()
     visitor_id = live_visitor(db)
-    registrations = db.visitor_registrations(visitor_id) if visitor_id else []
-    active = [r for r in registrations if r.state == "active"]
+    if visitor_id is None:
+        return {"active": [], "cancelled": [], "activity": []}
+    timezone = site_timezone()
+    registrations = [registration_summary(r, timezone)
+                     for r in db.visitor_registrations(visitor_id)]
     return {
-        "registrations": registrations,
-        "choices": [(r.id, r.event_title) for r in active],
-        "activity": db.recent_activity(visitor_id, ACTIVITY_SHOWN) if visitor_id else [],
-        "timezone": site_timezone(),
+        "active": [r for r in registrations if r["state"] == "active"],
+        "cancelled": [r for r in registrations if r["state"] == "cancelled"],
+        "activity": [activity_view(entry, timezone)
+                     for entry in db.recent_activity(visitor_id, ACTIVITY_SHOWN)],
     }
 
 
@@ -100,31 +109,28 @@ def _index_context() -> dict[str, Any]:
 @acts_as("prepare_registration_cancellation")
 def index():
     """The visitor's registrations, the cancellation form and their recent activity."""
-    return render_template("registrations/index.html", result=page_result(), values={},
-                           errors={}, **_index_context())
+    return with_vary(render_template("registrations/index.html", result=page_result(),
+                                     values={}, errors={}, **_index_context()))
 
 
 @bp.post("/registrations/cancellation")
 @acts_as("prepare_registration_cancellation")
 def prepare_cancellation():
     """prepare_registration_cancellation: open the confirmation dialog; nothing is cancelled."""
-    tool = CATALOG["prepare_registration_cancellation"]
-    result, submitted = run_tool(tool.name, actions.prepare_registration_cancellation,
-                                 tool.schema, writes=True)
-    context = {} if wants_json() else _index_context()
+    result, submitted = run_tool(actions.prepare_registration_cancellation, writes=True)
     return render_post_result(result, "registrations/index.html",
                               "registrations/_cancel_dialog.html",
-                              redirect_to=url_for(".index"), values=submitted,
-                              errors=result.errors or {}, **context)
+                              redirect_to=url_for(".index"), page_context=_index_context,
+                              values=submitted, errors=result.errors or {})
 
 
 @bp.post("/registrations/<registration_id>/cancel")
 @acts_as("confirm_cancellation")
 def confirm_cancellation(registration_id: str):
     """A person confirms a cancellation (human-only); repeating it changes nothing."""
-    result, _ = run_tool(actions.CONFIRM_CANCELLATION, actions.confirm_cancellation,
-                         ConfirmCancellationInput, bound={"registration_id": registration_id},
-                         writes=True)
+    result, _ = run_tool(actions.confirm_cancellation, ConfirmCancellationInput,
+                         bound={"registration_id": registration_id}, writes=True)
+    # The partial is the whole registrations panel: the list and the activity change too.
     context = {} if wants_json() else _index_context()
     return render_post_result(result, "error.html", "registrations/_panel.html",
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
@@ -135,11 +141,10 @@ def confirm_cancellation(registration_id: str):
 def registration(registration_id: str):
     """One of the visitor's registrations (another visitor's is not found)."""
     db = get_db()
-    visitor_id = live_visitor(db)
-    found = db.get_registration(registration_id)
-    if found is None or found.visitor_id != visitor_id:
+    found = actions.own_registration(db, registration_id, live_visitor(db))
+    if found is None:
         return render_error(not_found("view_registration",
                                       "You have no registration with this id."))
-    return render_template("registrations/detail.html", result=page_result(),
-                           registration=found, email=actions.mask_email(found.email),
-                           timezone=site_timezone())
+    return with_vary(render_template(
+        "registrations/detail.html", result=page_result(),
+        registration=registration_summary(found, site_timezone())))

@@ -26,7 +26,7 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
-    # WebMCP tools for our own pages only; nothing else the site never uses.
+    # WebMCP tools for our own pages only; the powerful features the site never uses, off.
     "Permissions-Policy": "tools=(self), camera=(), microphone=(), geolocation=()",
     "Cross-Origin-Opener-Policy": "same-origin",
 }

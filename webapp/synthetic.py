@@ -78,8 +78,6 @@ VENUES = {
     "online": ("Online (YouTube Live)", "Online (Google Meet)", "Online (Zoom)",
                "Online (Jitsi Meet)"),
 }
-CITIES = {"taipei": "Taipei", "taichung": "Taichung", "kaohsiung": "Kaohsiung",
-          "online": "Online"}
 CAPACITIES = (8, 12, 20, 24, 30, 40, 50, 60, 80, 100, 120, 150, 200, 300)
 DURATIONS_MINUTES = (60, 90, 120, 180, 240)
 
@@ -99,7 +97,7 @@ def generate_events(count: int, seed: int, now: datetime, timezone: ZoneInfo
         topic = rng.choice(RARE_TOPICS if rare else TOPICS)
         form = rng.choice(FORMATS)
         location = rng.choice(locations)
-        words = {"topic": topic, "format": form.lower(), "city": CITIES[location],
+        words = {"topic": topic, "format": form.lower(), "city": LOCATIONS[location],
                  "common": COMMON_WORD}
         title = rng.choice(TITLE_PATTERNS).format(**{**words, "format": form})
         openings = SUMMARY_OPENINGS if rng.random() < COMMON_SHARE else PLAIN_OPENINGS

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from flask import Flask
 
+from .projections import register_url
 from .schemas import LEVELS
 from .schemas import LOCATIONS
 from .schemas import PRICES
@@ -29,4 +30,5 @@ def init_app(app: Flask) -> None:
     """Register the helpers."""
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["pairs"] = pairs
-    app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS)
+    app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
+                                 register_url=register_url)

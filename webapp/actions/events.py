@@ -12,7 +12,9 @@ from zoneinfo import ZoneInfo
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary
+from ..projections import register_url
 from ..schemas import PAGE_SIZE
+from ..schemas import SearchEventsInput
 from ..storage import EventQuery
 from ..storage import Storage
 from ..webmcp.result import Status
@@ -20,7 +22,8 @@ from ..webmcp.result import ToolResult
 from ..webmcp.result import not_found
 from . import ActionContext
 
-SEARCH_FILTERS = ("query", "location", "price", "level", "date_from", "date_to")
+# Every input of the search but the page number is a filter the caller applied.
+SEARCH_FILTERS = tuple(name for name in SearchEventsInput().fields if name != "page")
 
 
 def _start_of(day: date, timezone: ZoneInfo) -> datetime:
@@ -31,23 +34,28 @@ def _as_json(value: Any) -> Any:
     return value.isoformat() if isinstance(value, date) else value
 
 
-def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
-    """Upcoming events matching every filter given, soonest first, a page at a time."""
-    applied = {name: _as_json(params[name]) for name in SEARCH_FILTERS if name in params}
-    page = params["page"]
+def event_query(params: dict[str, Any], now: datetime, timezone: ZoneInfo) -> EventQuery:
+    """What the storage is asked for a search's (loaded) input: upcoming events only, and
+    dates as whole days of the site's time zone."""
     date_from, date_to = params.get("date_from"), params.get("date_to")
-    query = EventQuery(
-        starts_after=ctx.now,
+    return EventQuery(
+        starts_after=now,
         text=params.get("query"),
         location=params.get("location"),
         price=params.get("price"),
         level=params.get("level"),
-        starts_from=_start_of(date_from, ctx.timezone) if date_from else None,
+        starts_from=_start_of(date_from, timezone) if date_from else None,
         # The "to" day is inclusive: stop at the start of the day after it.
-        starts_before=(_start_of(date_to + timedelta(days=1), ctx.timezone)
-                       if date_to else None),
+        starts_before=_start_of(date_to + timedelta(days=1), timezone) if date_to else None,
     )
-    found = db.search_events(query, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
+
+
+def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+    """Upcoming events matching every filter given, soonest first, a page at a time."""
+    applied = {name: _as_json(params[name]) for name in SEARCH_FILTERS if name in params}
+    page = params["page"]
+    query = event_query(params, ctx.now, ctx.timezone)
+    found = db.search_events(query, limit=PAGE_SIZE, offset=first_index(page),
                              count_cap=ctx.search_count_cap)
     data = {
         "count": found.count,
@@ -77,12 +85,17 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
     )
 
 
+def first_index(page: int) -> int:
+    """How many results come before the first one of `page`."""
+    return (page - 1) * PAGE_SIZE
+
+
 def _found_message(count: int, capped: bool, page: int, shown: int) -> str:
     total = f"more than {count}" if capped else str(count)
     noun = "event" if count == 1 and not capped else "events"
     if shown == 0:
         return f"Found {total} upcoming {noun}, but page {page} is past the last page."
-    first = (page - 1) * PAGE_SIZE + 1
+    first = first_index(page) + 1
     return (f"Found {total} upcoming {noun}; showing {first} to {first + shown - 1}."
             if total != "1" else "Found 1 upcoming event.")
 
@@ -102,7 +115,7 @@ def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -
     details = event_details(event, ctx.now, ctx.timezone)
     next_steps = {
         "open": (f"If the user wants it, call save_event to keep it; to register, the user "
-                 f"opens {details['url']}/register, where a person confirms."),
+                 f"opens {register_url(event.id)}, where a person confirms."),
         "full": "Tell the user the event is full. save_event still keeps it in their list.",
         "closed": "Tell the user registration is closed. save_event still keeps it.",
     }

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from ..projections import event_state
 from ..projections import event_url
 from ..projections import local_time
+from ..projections import mask_email
+from ..projections import registration_summary
+from ..projections import registration_view
 from ..storage import Confirmation
 from ..storage import Registration
 from ..storage import Storage
@@ -39,21 +43,13 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def mask_email(email: str) -> str:
-    """Enough of an address to recognise it, never the whole of it: r***@example.com."""
-    local, _, domain = email.partition("@")
-    return f"{local[:1]}***@{domain}"
-
-
-def registration_view(registration: Registration) -> dict[str, Any]:
-    """A registration as results show it (the e-mail masked)."""
-    return {
-        "id": registration.id,
-        "eventId": registration.event_id,
-        "attendeeName": registration.attendee_name,
-        "email": mask_email(registration.email),
-        "state": registration.state,
-    }
+def own_registration(db: Storage, registration_id: str, visitor_id: str | None
+                     ) -> Registration | None:
+    """The visitor's registration with this id; another visitor's is None, like an unknown one."""
+    registration = db.get_registration(registration_id)
+    if registration is None or registration.visitor_id != visitor_id:
+        return None
+    return registration
 
 
 def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str,
@@ -64,10 +60,11 @@ def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str
     The token goes only to the page (the human-only confirm form); the agent is told to stop
     and let the person press `button`.
     """
+    assert ctx.visitor_id is not None, "a confirmation belongs to a visitor"
     token = secrets.token_urlsafe(32)
     expires = ctx.now + CONFIRMATION_LIFETIME
     db.create_confirmation(Confirmation(
-        token_hash=hash_token(token), visitor_id=ctx.visitor_id or "", action=confirms,
+        token_hash=hash_token(token), visitor_id=ctx.visitor_id, action=confirms,
         target_id=target, created_at=ctx.now, expires_at=expires, payload=payload))
     return ToolResult(
         action=action,
@@ -82,9 +79,9 @@ def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str
     )
 
 
-def _spendable(db: Storage, token: str, ctx: ActionContext, action: str,
-               target: str | None = None) -> tuple[Confirmation | None, ToolResult | None]:
-    """The visitor's confirmation for `action` (and `target`), or the result refusing it.
+def _own_confirmation(db: Storage, token: str, ctx: ActionContext, action: str,
+                      target: str | None = None) -> Confirmation | ToolResult:
+    """The visitor's confirmation for `action` (and `target`), or the not_found refusing it.
 
     Another visitor's token, a token for another action or target, and an unknown token all
     look the same: not_found, revealing nothing.
@@ -93,13 +90,14 @@ def _spendable(db: Storage, token: str, ctx: ActionContext, action: str,
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
             or confirmation.action != action
             or (target is not None and confirmation.target_id != target)):
-        return None, not_found(action, "This confirmation does not exist.",
-                               next_action="Stop and tell the user; they can start again.")
-    return confirmation, None
+        return not_found(action, "This confirmation does not exist.",
+                         next_action="Stop and tell the user; they can start again.")
+    return confirmation
 
 
-def _not_spendable(confirmation: Confirmation, ctx: ActionContext, action: str
-                   ) -> ToolResult | None:
+def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, action: str
+                      ) -> ToolResult | None:
+    """The conflict refusing a confirmation already used or out of time, else None."""
     if confirmation.used_at is not None:
         return conflict(action, "This confirmation was already used.")
     if confirmation.expires_at <= ctx.now:
@@ -153,10 +151,10 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
     """A person confirms: spend the token and take one seat, re-checking everything."""
     action = CONFIRM_REGISTRATION
     with db.transaction():
-        confirmation, refused = _spendable(db, params["confirmation_token"], ctx, action)
-        if confirmation is None:
-            return refused  # type: ignore[return-value]
-        refused = _not_spendable(confirmation, ctx, action)
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, action)
+        if isinstance(confirmation, ToolResult):
+            return confirmation
+        refused = _spent_or_expired(confirmation, ctx, action)
         if refused:
             return refused
         event = db.get_event(confirmation.target_id, count_seats=True, for_update=True)
@@ -189,8 +187,8 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
                                       ctx: ActionContext) -> ToolResult:
     """Check the registration can be cancelled and hold it for a person to confirm."""
     action = "prepare_registration_cancellation"
-    registration = db.get_registration(params["registration_id"])
-    if registration is None or registration.visitor_id != ctx.visitor_id:
+    registration = own_registration(db, params["registration_id"], ctx.visitor_id)
+    if registration is None:
         return not_found(action, "You have no registration with this id.",
                          next_action="Use an id from the list on this page; never guess ids.")
     if registration.state != "active":
@@ -199,12 +197,7 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
         db, ctx, action=action, confirms=CONFIRM_CANCELLATION, target=registration.id,
         payload={},
         review={
-            "registration": {
-                **registration_view(registration),
-                "eventTitle": registration.event_title,
-                "startsAt": local_time(registration.event_starts_at, ctx.timezone)
-                if registration.event_starts_at else None,
-            },
+            "registration": registration_summary(registration, ctx.timezone),
             "effect": "Cancelling frees one seat for someone else and cannot be undone.",
         },
         button="Cancel my registration",
@@ -217,21 +210,21 @@ def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
     """A person confirms: cancel once and free one seat; a repeat frees nothing."""
     action = CONFIRM_CANCELLATION
     with db.transaction():
-        confirmation, refused = _spendable(db, params["confirmation_token"], ctx, action,
-                                           target=params["registration_id"])
-        if confirmation is None:
-            return refused  # type: ignore[return-value]
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, action,
+                                         target=params["registration_id"])
+        if isinstance(confirmation, ToolResult):
+            return confirmation
         registration = db.get_registration(confirmation.target_id)
         if registration is None:
             return not_found(action, "This registration does not exist.")
         already = registration.state == "cancelled"
         if not already:
-            refused = _not_spendable(confirmation, ctx, action)
+            refused = _spent_or_expired(confirmation, ctx, action)
             if refused:
                 return refused
             db.cancel_registration(registration.id, ctx.now)
             db.use_confirmation(confirmation.token_hash, ctx.now)
-            registration = db.get_registration(registration.id) or registration
+            registration = replace(registration, state="cancelled", cancelled_at=ctx.now)
     return ToolResult(
         action=action,
         status=Status.SUCCESS,

@@ -179,3 +179,7 @@ class Storage(Protocol):
 
     def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]: ...
 
+    # housekeeping
+    def prune(self, confirmations_before: datetime, activity_before: datetime
+              ) -> dict[str, int]: ...
+

@@ -42,6 +42,7 @@ R = TypeVar("R")
 # reading every match and sorting them, and walks the start-time order instead (see
 # `SQLiteStorage.plan_search`).
 COMMON_TERM_THRESHOLD = 1000
+DEFAULT_BUSY_TIMEOUT_MS = 5000
 BULK_LOAD_CACHE_KIB = 256 * 1024
 _WORD = re.compile(r"\w+", re.UNICODE)
 EVENT_COLUMNS = (
@@ -187,13 +188,14 @@ def _event_row(event: Event) -> dict[str, Any]:
     }
 
 
-def connect(path: str | Path, *, create: bool = False, busy_timeout_ms: int = 5000) -> Database:
+def connect(path: str | Path, *, create: bool = False,
+            busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Database:
     """Open the database file (never silently creating a missing one unless `create`)."""
     mode = "rwc" if create else "rw"
     uri = f"{Path(path).absolute().as_uri()}?mode={mode}"
-    conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000,
-                           check_same_thread=False)
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     db = Database(conn)
+    # A writer waits this long for another to finish before giving up (SQLITE_BUSY).
     db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     db.execute("PRAGMA foreign_keys = ON")
     # WAL with NORMAL sync is durable across application crashes (only a power loss may drop
@@ -210,7 +212,8 @@ class SQLiteStorage:
 
     @classmethod
     @guarded
-    def open(cls, path: str | Path, busy_timeout_ms: int = 5000) -> SQLiteStorage:
+    def open(cls, path: str | Path,
+             busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SQLiteStorage:
         """Storage on an existing database file."""
         return cls(connect(path, busy_timeout_ms=busy_timeout_ms))
 
@@ -260,7 +263,7 @@ class SQLiteStorage:
     @classmethod
     @guarded
     def prepare(cls, path: str | Path, seed: Callable[[SQLiteStorage], None] | None = None,
-                busy_timeout_ms: int = 5000) -> bool:
+                busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> bool:
         """Create or migrate the database, seeding it if it holds no events.
 
         Safe to run from several processes at once: the work happens under the write lock.
@@ -410,12 +413,13 @@ class SQLiteStorage:
                              FTS_FIRST if unfiltered else CHECK_EACH)
 
     @guarded
-    def explain_search(self, query: EventQuery) -> dict[str, list[str]]:
-        """SQLite's plan (EXPLAIN QUERY PLAN) for the page and the count of a search."""
+    def explain_search(self, query: EventQuery, limit: int, count_cap: int
+                       ) -> dict[str, list[str]]:
+        """SQLite's plan (EXPLAIN QUERY PLAN) for the first page and the count of a search."""
         plan = self.plan_search(query)
         if plan is None:
             return {}
-        params = {**plan.params, "limit": 11, "offset": 0, "cap": 1001}
+        params = {**plan.params, "limit": limit + 1, "offset": 0, "cap": count_cap + 1}
         return {part: [row[3] for row in self.db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
                 for part, sql in (("page", plan.page_sql), ("count", plan.count_sql))}
 
@@ -607,3 +611,18 @@ class SQLiteStorage:
         return [Activity(at=from_text(row["at"]), visitor_id=row["visitor_id"],
                          source=row["source"], action=row["action"], status=row["status"],
                          target_id=row["target_id"]) for row in rows]
+
+    # -- housekeeping -------------------------------------------------------------------
+
+    @guarded
+    def prune(self, confirmations_before: datetime, activity_before: datetime
+              ) -> dict[str, int]:
+        """Delete confirmations that expired before one moment and activity older than
+        another; returns how many rows of each went."""
+        with self.transaction():
+            confirmations = self.db.execute(
+                "DELETE FROM confirmations WHERE expires_at < ?",
+                [to_text(confirmations_before)]).rowcount
+            activity = self.db.execute("DELETE FROM activity WHERE at < ?",
+                                       [to_text(activity_before)]).rowcount
+        return {"confirmations": confirmations, "activity": activity}

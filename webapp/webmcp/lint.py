@@ -101,7 +101,12 @@ RULES = (
     Rule("WMCP015", "a pattern attribute that browsers ignore",
          "Browsers compile pattern with the v flag and drop it silently when that fails: no "
          "check for people, none in the agent's schema."),
+    Rule("WMCP016", "an htmx tool form whose swap replaces the form itself",
+         "A form replaced while the agent's call on it is pending cancels the call: swap "
+         "beside the form, or morph (innerMorph, outerMorph) a target that holds it."),
 )
+# htmx swap styles that put new elements in place of the target's content or the target.
+REPLACING_SWAPS = frozenset({"innerHTML", "outerHTML", "textContent", "delete"})
 RULE_CODES = frozenset(rule.code for rule in RULES)
 
 
@@ -327,6 +332,7 @@ def check_form(form: Tag, name: str, catalog: Catalog, url_map: Map, path: str
     if not form.has_attr("toolautosubmit") and not any(map(is_submit_button,
                                                            listed_controls(form))):
         yield Problem("WMCP008", f"{name} has no toolautosubmit and no submit button", tool=name)
+    yield from check_swap(form, name)
     for control in listed_controls(form):
         if is_fillable(control) and not control.get("name"):
             yield Problem("WMCP005", f"{name} has a <{control.name}> without a name", tool=name)
@@ -340,6 +346,28 @@ def check_form(form: Tag, name: str, catalog: Catalog, url_map: Map, path: str
         drift = schema_difference(synthesized, expected)
         if drift:
             yield Problem("WMCP014", f"{name}: {drift}", tool=name)
+
+
+def check_swap(form: Tag, name: str) -> Iterator[Problem]:
+    """WMCP016: the swap of an htmx tool form (which the JS bridge repeats for agents) must
+    not replace the form."""
+    def attribute(key: str) -> str | None:
+        return form.get(key) or form.get(f"data-{key}")
+
+    if attribute("hx-get") is None and attribute("hx-post") is None:
+        return
+    selector = attribute("hx-target")
+    target: Tag | None = form
+    if selector not in (None, "this"):
+        try:
+            target = list(form.parents)[-1].select_one(selector)
+        except ValueError:  # htmx's extended selectors ("closest …") are not CSS
+            return
+    style = (attribute("hx-swap") or "innerHTML").split()[0]
+    holds_form = target is form or any(parent is target for parent in form.parents)
+    if target is not None and holds_form and style in REPLACING_SWAPS:
+        yield Problem("WMCP016", f"{name}: hx-target {selector or 'this'} holds the form and "
+                                 f"hx-swap {style} replaces it", tool=name)
 
 
 def check_metadata(form: Tag, tool: Tool) -> Iterator[Problem]:

@@ -9,6 +9,7 @@ on embeds the result of that POST instead of the page's default one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response
@@ -23,7 +24,8 @@ from .result import Status
 from .result import ToolResult
 
 # Answers that branch on these request headers must say so, or caches mix them up.
-VARY_HEADERS = ("Accept", "HX-Request", "HX-Request-Type")
+VARY_HEADERS = ("Accept", "HX-Request", "HX-Request-Type", "HX-Boosted",
+                "HX-History-Restore-Request")
 CARRY_KEY = "webmcp_carried_result"
 # Results that lead to another page; any other result is answered in place.
 PROGRESS = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
@@ -46,8 +48,9 @@ def is_partial() -> bool:
     )
 
 
-def with_vary(response: Response) -> Response:
-    """Mark a response as depending on the negotiation headers."""
+def with_vary(response: Response | str) -> Response:
+    """Mark a response (or a rendered page) as depending on the negotiation headers."""
+    response = make_response(response)
     response.vary.update(VARY_HEADERS)
     return response
 
@@ -70,16 +73,21 @@ def render_result(result: ToolResult, page: str, partial: str, **context: Any) -
 
 
 def render_post_result(result: ToolResult, page: str, partial: str, redirect_to: str,
+                       page_context: Callable[[], dict[str, Any]] | None = None,
                        **context: Any) -> Response:
     """Answer a POST: JSON, the partial, or without JavaScript the classic pattern.
 
     A result that moved things forward (success, confirmation_required) answers 303 to the page
     that shows it and carries the envelope there once (with its `page_only` values, such as
     the token of a human-only confirm form); a failure re-renders `page` with its status,
-    keeping what was typed.
+    keeping what was typed. `page_context` supplies what only that page needs, and is called
+    only when the page is rendered.
     """
-    if wants_json() or is_partial() or result.status not in PROGRESS:
+    if wants_json() or is_partial():
         return render_result(result, page, partial, **context)
+    if result.status not in PROGRESS:
+        return render_result(result, page, partial, **context,
+                             **(page_context() if page_context else {}))
     session[CARRY_KEY] = {"path": redirect_to.split("?")[0], "result": result.to_dict(),
                           "page_only": result.page_only}
     return with_vary(redirect(redirect_to, code=303))

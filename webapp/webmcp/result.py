@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
-from dataclasses import replace
 from enum import Enum
 from typing import Any
 
@@ -75,10 +74,6 @@ class ToolResult:
         """The HTTP status this result is sent with."""
         return self.http_status or self.status.http_status
 
-    def with_status_code(self, code: int) -> ToolResult:
-        """The same result sent with another HTTP status (e.g. 201 Created, 405, 413)."""
-        return replace(self, http_status=code)
-
     def to_dict(self) -> dict[str, Any]:
         """The envelope as plain JSON-ready data: the one object of all three renderings."""
         envelope: dict[str, Any] = {
@@ -133,11 +128,10 @@ def not_found(action: str, message: str, next_action: str | None = None) -> Tool
                       next_action=next_action)
 
 
-def conflict(action: str, message: str, next_action: str | None = None,
-             data: dict[str, Any] | None = None) -> ToolResult:
+def conflict(action: str, message: str, next_action: str | None = None) -> ToolResult:
     """The current state forbids the action (full, closed, already done, used token)."""
     return ToolResult(action=action, status=Status.CONFLICT, message=message,
-                      next_action=next_action or "Tell the user why; do not retry.", data=data)
+                      next_action=next_action or "Tell the user why; do not retry.")
 
 
 def session_expired(action: str) -> ToolResult:
