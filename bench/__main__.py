@@ -12,6 +12,7 @@ from datetime import UTC
 from datetime import datetime
 from pathlib import Path
 
+from helpers import JSON
 from servers import HttpVisitor
 from servers import gunicorn
 
@@ -26,7 +27,6 @@ from .browser import chromium
 from .datasets import SIZES
 from .datasets import dataset
 from .datasets import working_copy
-from .load import JSON
 
 
 def load_average() -> str:

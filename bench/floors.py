@@ -12,58 +12,68 @@ from functools import partial
 from pathlib import Path
 from statistics import median
 from typing import Any
+from urllib.parse import parse_qsl
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
+from helpers import HTMX
+from helpers import JSON
+
+from webapp import DEFAULT_SITE_TIMEZONE
 from webapp.actions import SEARCH_COUNT_CAP
+from webapp.actions.events import event_query
+from webapp.schemas import PAGE_SIZE
+from webapp.schemas import SearchEventsInput
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import SQLiteStorage
 from webapp.synthetic import COMMON_WORD
 from webapp.synthetic import RARE_TOPICS
+from webapp.webmcp.inputs import load_input
 
 from . import load
-from .load import HTMX
-from .load import JSON
 from .stats import ratios
 from .stats import spread
 
 CONCURRENCIES = (1, 8)
 RARE_WORD = RARE_TOPICS[0]
-COUNT_CAP = SEARCH_COUNT_CAP  # the app's default
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A request to measure, and the storage query it runs (None: it touches no storage)."""
+    """A request to measure; `searches` when it runs a search (the storage floor is measured)."""
 
     name: str
     path: str
     headers: dict[str, str]
-    search: dict[str, str] | None = None
+    searches: bool = True
+
+    def storage_query(self) -> EventQuery:
+        """The query the server asks the storage for this search, built by the app's code."""
+        params = load_input(SearchEventsInput, dict(parse_qsl(urlsplit(self.path).query)))
+        return event_query(params, datetime.now(UTC), ZoneInfo(DEFAULT_SITE_TIMEZONE))
 
 
-HEALTH = Endpoint("GET /health (floor)", "/health", JSON)
+HEALTH = Endpoint("GET /health (floor)", "/health", JSON, searches=False)
 FILTERS = Endpoint("JSON, filters only", "/events?location=taipei&price=free&level=beginner",
-                   JSON, {"location": "taipei", "price": "free", "level": "beginner"})
-RARE = Endpoint("JSON, rare word", f"/events?query={RARE_WORD}", JSON, {"text": RARE_WORD})
-COMMON = Endpoint("JSON, common word", f"/events?query={COMMON_WORD}", JSON,
-                  {"text": COMMON_WORD})
+                   JSON)
+RARE = Endpoint("JSON, rare word", f"/events?query={RARE_WORD}", JSON)
+COMMON = Endpoint("JSON, common word", f"/events?query={COMMON_WORD}", JSON)
 ENDPOINTS = (
     HEALTH, FILTERS, RARE, COMMON,
     Endpoint("JSON, common word + filters",
-             f"/events?query={COMMON_WORD}&location=taipei&level=beginner", JSON,
-             {"text": COMMON_WORD, "location": "taipei", "level": "beginner"}),
-    Endpoint("htmx partial, common word", f"/events?query={COMMON_WORD}", HTMX,
-             {"text": COMMON_WORD}),
-    Endpoint("full page /events", "/events", {}, {}),
+             f"/events?query={COMMON_WORD}&location=taipei&level=beginner", JSON),
+    Endpoint("htmx partial, common word", f"/events?query={COMMON_WORD}", HTMX),
+    Endpoint("full page /events", "/events", {}),
 )
 
 
-def storage_p50(storage: SQLiteStorage, search: dict[str, str], repeats: int = 100) -> float:
+def storage_p50(storage: SQLiteStorage, endpoint: Endpoint, repeats: int = 100) -> float:
     """The median time (ms) of the storage call a search makes, on an open connection."""
     times = []
     for _ in range(repeats):
-        query = EventQuery(starts_after=datetime.now(UTC), **search)
+        query = endpoint.storage_query()
         started = time.perf_counter()
-        storage.search_events(query, limit=10, offset=0, count_cap=COUNT_CAP)
+        storage.search_events(query, limit=PAGE_SIZE, offset=0, count_cap=SEARCH_COUNT_CAP)
         times.append((time.perf_counter() - started) * 1000)
     return median(times)
 
@@ -78,8 +88,8 @@ def measure(base: str, database: Path, rounds: int, seconds: int) -> list[dict[s
         for concurrency in CONCURRENCIES:
             runs[endpoint.name, concurrency] = partial(load.run, base + endpoint.path,
                                                        endpoint.headers, concurrency, seconds)
-        if endpoint.search is not None:
-            runs[endpoint.name, "storage"] = partial(storage_p50, storage, endpoint.search)
+        if endpoint.searches:
+            runs[endpoint.name, "storage"] = partial(storage_p50, storage, endpoint)
     try:
         results = load.interleaved(runs, rounds)
     finally:
@@ -98,7 +108,7 @@ def measure(base: str, database: Path, rounds: int, seconds: int) -> list[dict[s
                 "requestsPerSecond": spread(r.rps for r in loads),
                 "p50OverHealth": ratios([r.p50 for r in loads], [r.p50 for r in floor]),
             }
-        if endpoint.search is not None:
+        if endpoint.searches:
             raw = results[endpoint.name, "storage"]
             row["storage"] = {
                 "rawP50Ms": spread(raw),

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPORT_SCRIPT = Path(__file__).with_name("wrk_report.lua")
-JSON = {"Accept": "application/json"}
-HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ import re
 import urllib.request
 from typing import Any
 
+from helpers import HTMX
+from helpers import JSON
 from playwright.sync_api import Browser
 
 from .floors import COMMON
-from .load import HTMX
-from .load import JSON
 
 ASSET = re.compile(r'(?:href|src)="(/static/[^"]+)"')
 ONE_YEAR = 365 * 24 * 3600

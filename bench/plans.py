@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from webapp.storage import EventQuery
+from webapp.actions import SEARCH_COUNT_CAP
+from webapp.schemas import PAGE_SIZE
 from webapp.storage.sqlite import SQLiteStorage
 
 from .floors import ENDPOINTS
@@ -19,12 +18,12 @@ def measure(database: Path) -> list[dict[str, Any]]:
     try:
         found = []
         for endpoint in ENDPOINTS:
-            if endpoint.search is None or any(p["path"] == endpoint.path for p in found):
+            if not endpoint.searches or any(p["path"] == endpoint.path for p in found):
                 continue
-            query = EventQuery(starts_after=datetime.now(UTC), **endpoint.search)
+            query = endpoint.storage_query()
             found.append({"endpoint": endpoint.name, "path": endpoint.path,
                           "plan": storage.plan_search(query).name,
-                          **storage.explain_search(query)})
+                          **storage.explain_search(query, PAGE_SIZE, SEARCH_COUNT_CAP)})
         return found
     finally:
         storage.close()

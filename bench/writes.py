@@ -1,6 +1,6 @@
 """4: many visitors confirming registrations for the same events at once (4 workers):
-confirmations per second, latency, and a check that no event ever got more registrations
-than it had seats.
+confirmations per second, latency, and checks that no event ever got more registrations
+than it had seats and that every seat was sold.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 
 from servers import HttpVisitor
 
+from webapp.storage.sqlite import to_text
+
 from .stats import percentile
 from .stats import spread
 
@@ -25,7 +27,7 @@ RUNS = 3
 
 def open_events(database: Path, count: int) -> list[tuple[str, int]]:
     """Upcoming events still open for registration, with 20 to 60 free seats each."""
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = to_text(datetime.now(UTC))  # as the app stores times, so text order is time order
     with sqlite3.connect(database) as conn:
         return conn.execute(
             "SELECT id, capacity - held_seats FROM events WHERE registration_deadline > ? "
@@ -74,6 +76,8 @@ def measure(base: str, database: Path) -> dict[str, Any]:
             "conflicts": statuses.count(409),
             "other": len(statuses) - statuses.count(201) - statuses.count(409),
             "active": active, "oversold": active > seats,
+            # Every seat taken, each by a client told 201 (no lost or unreported registration).
+            "soldOut": statuses.count(201) == active == min(seats, VISITORS),
             "perSecond": len(statuses) / wall,
             "p50Ms": percentile(latencies, 0.50), "p95Ms": percentile(latencies, 0.95),
         })
@@ -82,6 +86,6 @@ def measure(base: str, database: Path) -> dict[str, Any]:
         "confirmationsPerSecond": spread(r["perSecond"] for r in runs),
         "p50Ms": spread(r["p50Ms"] for r in runs),
         "p95Ms": spread(r["p95Ms"] for r in runs),
-        "neverOversold": not any(r["oversold"] for r in runs)
-        and all(r["created"] == r["active"] == min(r["seats"], VISITORS) for r in runs),
+        "neverOversold": not any(r["oversold"] for r in runs),
+        "soldOut": all(r["soldOut"] for r in runs),
     }

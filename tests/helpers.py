@@ -1,14 +1,43 @@
-"""Helpers for HTTP tests: the three renderings of one request and their JSON-LD."""
+"""Helpers for HTTP tests: the three renderings of one request and their JSON-LD, the forms'
+hidden tokens, what a test compares in the database, and another writer holding it.
+
+Nothing here imports the app: the benchmarks and `servers.py` use it beside a server process.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from bs4 import BeautifulSoup
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
 JSON = {"Accept": "application/json"}
 HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
+RENDERINGS = {"json": JSON, "partial": HTMX, "page": {}}
+
+CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
+
+# What only a stack trace, an SQL error or a file path would put in an answer.
+LEAK_MARKERS = ("Traceback", 'File "', "sqlite", "SQLITE", "SELECT", "INSERT ", "UPDATE ",
+                "DELETE ", "events_fts", "OperationalError", "IntegrityError", "DatabaseError",
+                "Exception", "werkzeug", ".py", "site-packages", str(PROJECT_ROOT), "/tmp")
+# What SQLite and the system say of a file they cannot use. Only an answer without event text
+# (an error page) is checked for these: organizers may well write such words.
+FAULT_MARKERS = (*LEAK_MARKERS, "locked", "permission", "Permission", "denied")
+
+
+def assert_no_leak(text: str, given: str = "", markers: tuple[str, ...] = LEAK_MARKERS) -> None:
+    """No leak marker in an answer, but those the request itself sent (echoed input)."""
+    for marker in markers:
+        if marker.lower() not in given.lower():
+            assert marker not in text, f"{marker!r} leaked into the answer"
 
 
 def jsonld_blocks(html: bytes | str) -> list[dict]:
@@ -46,8 +75,36 @@ POST_ROUTES = [
     ("/saved/evt-webmcp-intro/remove", {}, "remove_saved_event"),
 ]
 
-CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
-TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
+
+def database_files(database: Path) -> list[Path]:
+    """The database file and its WAL companions (any of them may not exist at the moment)."""
+    return [database, *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm"))]
+
+
+# Everything a request could change. Not the activity log (refusals are logged) nor when a
+# visitor's session ends (any write they attempt extends it).
+STORED = {"visitors": "id, created_at", "saved_events": "*", "registrations": "*",
+          "confirmations": "*"}
+
+
+def stored_rows(database: Path) -> dict[str, list[tuple]]:
+    """Every row a write could leave behind, by table."""
+    with sqlite3.connect(database) as conn:
+        return {table: conn.execute(f"SELECT {columns} FROM {table} ORDER BY 1, 2").fetchall()
+                for table, columns in STORED.items()}
+
+
+@contextmanager
+def write_lock_held(database: Path) -> Iterator[None]:
+    """Another writer holds the database's write lock while the block runs (in WAL mode
+    readers still read; writers wait in their busy timeout, then fail)."""
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
 
 
 class Visitor:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -19,7 +18,12 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from helpers import CSRF_FIELD
+from helpers import HTMX
+from helpers import JSON
+from helpers import PROJECT_ROOT
+from helpers import TOKEN_FIELD
+
 GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
 
 
@@ -95,6 +99,39 @@ def wait_until_ready(log: Path, workers: int, process: subprocess.Popen,
         time.sleep(0.1)
 
 
+def wait_until_logged(log: Path, text: str, process: subprocess.Popen,
+                      timeout: float = 60) -> None:
+    """Wait until the server log holds `text` (a line gunicorn writes when something began)."""
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited ({process.returncode}) before logging {text!r}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{text!r} did not appear in the server log in {timeout} s")
+        time.sleep(0.05)
+
+
+def socket_counts(port: int) -> tuple[int, int]:
+    """(connections waiting in the accept queue, connections established) at the server port."""
+    listening = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True,
+                               text=True, check=True).stdout.split()
+    established = subprocess.run(["ss", "-Htn", "state", "established", f"( sport = :{port} )"],
+                                 capture_output=True, text=True, check=True).stdout
+    return int(listening[1]), len(established.splitlines())
+
+
+def wait_until_accepted(port: int, connections: int, timeout: float = 30) -> None:
+    """Until the server has accepted `connections` connections and has none waiting."""
+    deadline = time.monotonic() + timeout
+    while socket_counts(port) != (0, connections):
+        assert time.monotonic() < deadline, f"not accepted: {socket_counts(port)}"
+        time.sleep(0.05)
+
+
+def port_of(base: str) -> int:
+    return int(base.rsplit(":", 1)[1])
+
+
 class Answer:
     """An HTTP answer: status, headers, text, and the JSON body or JSON-LD when there is one."""
 
@@ -109,9 +146,6 @@ class Answer:
 
 class HttpVisitor:
     """One visitor of a real server: its own cookie jar and CSRF token."""
-
-    CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
-    TOKEN = re.compile(r'name="confirmation_token" value="([^"]+)"')
 
     def __init__(self, base: str):
         self.base = base
@@ -134,7 +168,7 @@ class HttpVisitor:
 
     def open_page(self, path: str) -> Answer:
         answer = self.request("GET", path)
-        found = self.CSRF.search(answer.text)
+        found = CSRF_FIELD.search(answer.text)
         if found:
             self.csrf = found.group(1)
         return answer
@@ -147,13 +181,11 @@ class HttpVisitor:
         """Prepare as htmx would; returns the token of the human-only confirm form."""
         self.open_page(f"/events/{event_id}/register")
         answer = self.post(f"/events/{event_id}/register",
-                           {"attendee_name": name, "email": email},
-                           {"HX-Request": "true"})
-        found = self.TOKEN.search(answer.text)
+                           {"attendee_name": name, "email": email}, HTMX)
+        found = TOKEN_FIELD.search(answer.text)
         if not found:
             raise AssertionError(f"no confirm form in the answer ({answer.status})")
         return found.group(1)
 
     def confirm_registration(self, token: str) -> Answer:
-        return self.post("/registrations/confirm", {"confirmation_token": token},
-                         {"Accept": "application/json"})
+        return self.post("/registrations/confirm", {"confirmation_token": token}, JSON)

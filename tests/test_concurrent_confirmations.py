@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from helpers import JSON
 from servers import HttpVisitor
 from servers import gunicorn
 
@@ -34,8 +35,7 @@ def test_forty_visitors_confirm_eight_seats_at_once(tmp_path):
 
         statuses = sorted(a.status for a in answers)
         bodies = [a.json() for a in answers]
-        seats = HttpVisitor(base).request("GET", f"/events/{EVENT}",
-                                          headers={"Accept": "application/json"}).json()
+        seats = HttpVisitor(base).request("GET", f"/events/{EVENT}", headers=JSON).json()
     print(f"\n{VISITORS} confirmations: {statuses.count(201)} created, "
           f"{statuses.count(409)} conflict")
     assert statuses == [201] * 8 + [409] * 32

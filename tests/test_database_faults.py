@@ -22,7 +22,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import FAULT_MARKERS
+from helpers import HTMX
+from helpers import JSON
+from helpers import assert_no_leak
+from helpers import database_files
+from helpers import stored_rows
 from helpers import the_jsonld
+from helpers import write_lock_held
 from servers import HttpVisitor
 from servers import gunicorn
 
@@ -33,11 +40,6 @@ pytestmark = pytest.mark.slow
 EVENT = "evt-agent-testing"
 BUSY_TIMEOUT_MS = 300
 SAFE_MESSAGE = internal_error("any").message
-JSON = {"Accept": "application/json"}
-HTMX = {"HX-Request": "true"}
-# What only a stack trace, an SQL error or a file path would put in an answer.
-LEAKS = ("Traceback", "sqlite", "SQLITE", "OperationalError", "DatabaseError", "SELECT",
-         "/tmp", ".py", "locked", "permission", "Permission", "denied")
 NO_FILE_PERMISSION_OVERRIDE = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search",
                                "--inh-caps", "-dac_override,-dac_read_search", "--")
 
@@ -58,18 +60,6 @@ def server(tmp_path_factory):
         yield base, folder / "events.sqlite"
 
 
-def database_files(database: Path) -> list[Path]:
-    return [database, database.with_name(database.name + "-wal"),
-            database.with_name(database.name + "-shm")]
-
-
-def stored_rows(database: Path) -> dict[str, list[tuple]]:
-    """Every row a write could leave behind (the activity log aside)."""
-    with sqlite3.connect(database) as conn:
-        return {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
-                for table in ("visitors", "saved_events", "registrations", "confirmations")}
-
-
 # -- the faults: each a context manager that holds the fault while its block runs -------------
 
 
@@ -80,9 +70,11 @@ def removed(database: Path):
         source.backup(copy)
     for path in database_files(database):
         path.unlink(missing_ok=True)
-    yield
-    shutil.copy(backup, database)
-    backup.unlink()
+    try:
+        yield
+    finally:
+        shutil.copy(backup, database)
+        backup.unlink()
 
 
 @contextmanager
@@ -96,15 +88,18 @@ def replaced_by(database: Path, impostor: bytes | None):
         database.mkdir()
     else:
         database.write_bytes(impostor)
-    yield
-    if impostor is None:
-        database.rmdir()
-    else:
-        assert database.read_bytes() == impostor, "the server wrote into a foreign file"
-        database.unlink()
-    for path, parked in zip(database_files(database), aside, strict=True):
-        if parked.exists():
-            parked.rename(path)
+    try:
+        yield
+        if impostor is not None:
+            assert database.read_bytes() == impostor, "the server wrote into a foreign file"
+    finally:
+        if impostor is None:
+            database.rmdir()
+        else:
+            database.unlink()
+        for path, parked in zip(database_files(database), aside, strict=True):
+            if parked.exists():
+                parked.rename(path)
 
 
 @contextmanager
@@ -112,20 +107,12 @@ def unreadable(database: Path):
     present = [path for path in database_files(database) if path.exists()]
     for path in present:
         path.chmod(0)
-    yield
-    for path in present:
-        if path.exists():  # the last connection to close may have removed the -wal and -shm
-            path.chmod(0o644)
-
-
-@contextmanager
-def locked(database: Path):
-    """Another writer holds the write lock (in WAL mode, readers still read)."""
-    other = sqlite3.connect(database, isolation_level=None)
-    other.execute("BEGIN EXCLUSIVE")
-    yield
-    other.execute("ROLLBACK")
-    other.close()
+    try:
+        yield
+    finally:
+        for path in present:
+            if path.exists():  # the last connection to close may have removed the -wal and -shm
+                path.chmod(0o644)
 
 
 # Each fault, and what the server log (not the answer) says of its cause.
@@ -138,7 +125,7 @@ FAULTS = {
     # An empty file is an empty SQLite database: it opens, and holds none of the site's tables.
     "replaced by an empty file": (lambda db: replaced_by(db, b""), "no such table"),
     "unreadable": (unreadable, "unable to open database file"),
-    "locked by another writer": (locked, "database is locked"),
+    "locked by another writer": (write_lock_held, "database is locked"),
 }
 
 
@@ -147,8 +134,7 @@ def assert_internal_error(tally, answer, html: bool) -> None:
     envelope = the_jsonld(answer.text) if html else answer.json()
     assert envelope["status"] == "internal_error" and envelope["retryable"] is True
     assert envelope["message"] == SAFE_MESSAGE
-    for leak in LEAKS:
-        assert leak not in answer.text, f"{leak!r} leaked into the answer"
+    assert_no_leak(answer.text, markers=FAULT_MARKERS)
     tally["refused"] += 1
 
 

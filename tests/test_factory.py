@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from webapp import create_app
 
 
@@ -35,15 +33,16 @@ def test_creating_the_app_opens_no_database(tmp_path):
 
 def test_a_secret_key_is_created_once_in_the_instance_folder(monkeypatch, tmp_path):
     monkeypatch.delenv("FLASK_SECRET_KEY", raising=False)
-    first = create_app({"DATABASE": str(tmp_path / "a.sqlite")})
-    instance = Path(first.instance_path)
-    monkeypatch.setattr("flask.Flask.auto_find_instance_path", lambda self: str(tmp_path))
+    instance = tmp_path / "instance"
+    monkeypatch.setattr("flask.Flask.auto_find_instance_path", lambda self: str(instance))
     app_a = create_app({"DATABASE": str(tmp_path / "a.sqlite")})
     app_b = create_app({"DATABASE": str(tmp_path / "b.sqlite")})
+    assert app_a.instance_path == str(instance)
     assert app_a.config["SECRET_KEY"] == app_b.config["SECRET_KEY"]
     assert len(app_a.config["SECRET_KEY"]) == 64
-    assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
-    assert instance.exists()
+    key_file = instance / "secret_key"
+    assert key_file.read_text() == app_a.config["SECRET_KEY"]
+    assert key_file.stat().st_mode & 0o777 == 0o600
 
 
 def test_home_redirects_to_the_events(client):

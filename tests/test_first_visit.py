@@ -18,6 +18,7 @@ def test_the_page_loads_three_hashed_cacheable_files_and_no_icon(client):
         assert answer.status_code == 200
         assert answer.headers["Content-Encoding"] == "gzip"
         assert "max-age=31536000" in answer.headers["Cache-Control"]
+        assert "Accept-Encoding" in answer.headers["Vary"]
     # The icon is inside the page: browsers would otherwise ask for /favicon.ico, a 404.
     assert soup.find("link", rel="icon")["href"].startswith("data:image/svg+xml,%3Csvg")
     assert client.get("/favicon.ico").status_code == 404

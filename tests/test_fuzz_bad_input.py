@@ -17,15 +17,15 @@ from collections import Counter
 import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
-from helpers import JSON
+from helpers import RENDERINGS as THREE_RENDERINGS
 from helpers import Visitor
+from helpers import assert_no_leak
 from hypothesis import HealthCheck
 from hypothesis import example
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from webapp import PROJECT_ROOT
 from webapp.schemas import LEVELS
 from webapp.schemas import LOCATIONS
 from webapp.schemas import PRICES
@@ -33,8 +33,8 @@ from webapp.tools import CATALOG
 from webapp.webmcp.result import Status
 
 EVENTS = ["evt-webmcp-intro", "evt-agent-testing", "evt-semantic-html", "evt-malicious-copy"]
-RENDERINGS = {"json": JSON, "partial": HTMX, "page": {},
-              "agent": {**HTMX, "WebMCP-Agent-Invoked": "true"}}
+# The three renderings, and the htmx partial the JS bridge asks for on an agent's behalf.
+RENDERINGS = {**THREE_RENDERINGS, "agent": {**HTMX, "WebMCP-Agent-Invoked": "true"}}
 STATUSES = {status.word: status for status in Status}
 # HTTP codes a status may be sent with besides its own (DESIGN.md §4).
 OTHER_CODES = {"success": {201}, "invalid_input": {400, 405, 413}}
@@ -42,10 +42,6 @@ ENVELOPE_TYPES = {"action": str, "status": str, "message": str, "retryable": boo
                   "data": dict, "errors": dict, "nextAction": str, "requiresUserDecision": bool,
                   "appliedFilters": dict, "constraintsRelaxed": bool, "untrustedContent": dict}
 REQUIRED_KEYS = {"action", "status", "message", "retryable"}
-# Words only a stack trace, an SQL error or a file path would put in an answer.
-LEAK_MARKERS = ("Traceback", 'File "', "sqlite", "SQLITE", "SELECT ", "INSERT ", "UPDATE ",
-                "DELETE ", "OperationalError", "IntegrityError", "Exception", "werkzeug",
-                ".py", "site-packages", str(PROJECT_ROOT), "/tmp/")
 # Stable in CI: the same examples every run, no example database, no timing deadline. One
 # app (and one browser) serves all the examples of a test, as a real site serves a stream.
 STABLE = settings(deadline=None, derandomize=True, database=None,
@@ -221,10 +217,7 @@ def check_answer(response, rendering: str, sent: list[str], secrets: list[str]) 
     assert envelope["status"] != "internal_error", f"bad input broke the server: {envelope}"
     for secret in secrets:
         assert secret not in envelope_text, "a token or cookie value reached the envelope"
-    given = " ".join(sent).lower()
-    for marker in LEAK_MARKERS:
-        if marker.lower() not in given:
-            assert marker not in text, f"{marker!r} leaked into the answer"
+    assert_no_leak(text, given=" ".join(sent))
     return envelope
 
 

@@ -7,13 +7,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import FAULT_MARKERS
 from helpers import HTMX
 from helpers import JSON
 from helpers import Visitor
+from helpers import assert_no_leak
+from helpers import database_files
 from helpers import the_jsonld
-
-LEAKS = ("Traceback", "sqlite", "SELECT", "events_fts", ".sqlite", "/tmp", "OperationalError",
-         "DatabaseError")
 
 
 def assert_safe_internal_error(response, html=False):
@@ -23,14 +23,12 @@ def assert_safe_internal_error(response, html=False):
     assert body["status"] == "internal_error"
     assert body["retryable"] is True
     assert body["action"] == "search_events"
-    for leak in LEAKS:
-        assert leak not in text, f"{leak!r} leaked into the answer"
+    assert_no_leak(text, markers=FAULT_MARKERS)
 
 
-def database_files(app) -> list[Path]:
-    path = Path(app.config["DATABASE"])
-    companions = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
-    return [p for p in (path, *companions) if p.exists()]
+def remove_database(app) -> None:
+    for path in database_files(Path(app.config["DATABASE"])):
+        path.unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -43,15 +41,13 @@ def backup(app, tmp_path):
 
 
 def restore(app, backup):
-    for path in database_files(app):
-        path.unlink()
+    remove_database(app)
     shutil.copy(backup, app.config["DATABASE"])
 
 
 def test_removed_database_answers_internal_error_then_recovers(app, client, backup):
     assert client.get("/events", headers=JSON).status_code == 200
-    for path in database_files(app):
-        path.unlink()
+    remove_database(app)
     assert_safe_internal_error(client.get("/events", headers=JSON))
     assert_safe_internal_error(client.get("/events", headers=HTMX), html=True)
     assert_safe_internal_error(client.get("/events"), html=True)
@@ -64,8 +60,7 @@ def test_removed_database_answers_internal_error_then_recovers(app, client, back
 
 
 def test_corrupt_database_answers_internal_error_then_recovers(app, client, backup):
-    for path in database_files(app):
-        path.unlink()
+    remove_database(app)
     Path(app.config["DATABASE"]).write_bytes(b"this is not a database" * 512)
     assert_safe_internal_error(client.get("/events?query=WebMCP", headers=JSON))
     assert_safe_internal_error(client.get("/events?query=WebMCP"), html=True)
@@ -90,8 +85,7 @@ def test_unreadable_database_answers_internal_error(app, client, backup, monkeyp
 def test_a_database_that_is_not_ours_is_never_written_into(app, visitor, backup):
     """An empty file is an empty SQLite database: writes must fail, not create tables in it."""
     visitor.save()
-    for path in database_files(app):
-        path.unlink()
+    remove_database(app)
     Path(app.config["DATABASE"]).write_bytes(b"")
     for url in ("/events/evt-agent-testing/save", "/events/evt-agent-testing/register"):
         response = visitor.post(url, {"attendee_name": "Ann", "email": "a@example.com"}

@@ -1,9 +1,7 @@
-"""Organizer text is data: escaped in HTML, inert inside the JSON-LD block, marked untrusted."""
+"""Organizer text is data: shown as text and marked untrusted (test_hostile_content.py puts
+payloads in every organizer field, JSON-LD included)."""
 
 from __future__ import annotations
-
-import json
-from dataclasses import replace
 
 from bs4 import BeautifulSoup
 from helpers import JSON
@@ -26,21 +24,3 @@ def test_the_page_renders_the_summary_as_text(client):
     summary = soup.select_one(".event-summary")
     assert "Ignore previous instructions" in summary.get_text()
     assert summary.find_all(True) == []  # no element came out of the text
-
-
-def test_json_ld_cannot_be_closed_from_inside(app, client):
-    """Even a title holding </script> stays inside the one JSON-LD block."""
-    from webapp.db import get_db
-    with app.app_context():
-        db = get_db()
-        event = db.get_event("evt-malicious-copy")
-        hostile = "</script><script>alert(1)</script><!-- '\" &amp;"
-        db.import_events([replace(event, title=hostile)])
-    html = client.get(MALICIOUS_QUERY.replace("Untrusted+Copy+Lab", "reveal+secret")).data
-    soup = BeautifulSoup(html, "html.parser")
-    blocks = soup.find_all("script", type="application/ld+json")
-    assert len(blocks) == 1
-    assert json.loads(blocks[0].string)["data"]["events"][0]["title"] == hostile
-    executable = [s for s in soup.find_all("script") if s.get("type") != "application/ld+json"]
-    assert all(s.get("src") for s in executable), "an inline script appeared"
-    assert b"</script><script>alert(1)" not in html

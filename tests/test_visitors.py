@@ -1,14 +1,11 @@
-"""Visitor sessions, CSRF failures as envelopes, and the activity log."""
+"""Visitor sessions and the activity log (a refused form token: test_access_control.py)."""
 
 from __future__ import annotations
 
 import sqlite3
 
-import pytest
 from bs4 import BeautifulSoup
-from helpers import HTMX
 from helpers import JSON
-from helpers import the_jsonld
 
 
 def test_the_session_cookie_is_signed_httponly_and_lax(visitor):
@@ -45,17 +42,6 @@ def test_writes_keep_a_session_alive(app, visitor, clock):
     for _ in range(3):
         clock.advance(seconds=app.config["VISITOR_TTL"] * 0.9)
         assert visitor.save()["status"] == "success"
-
-
-@pytest.mark.parametrize("headers", [JSON, HTMX, {}])
-def test_a_missing_or_stale_csrf_token_is_session_expired(visitor, headers):
-    for data in ({}, {"csrf_token": "stale-or-forged"}):
-        response = visitor.post("/events/evt-webmcp-intro/save", data, headers=headers,
-                                csrf=False)
-        assert response.status_code == 401
-        body = response.get_json() if headers is JSON else the_jsonld(response.data)
-        assert body["status"] == "session_expired" and body["action"] == "save_event"
-        assert "CSRF" not in response.get_data(as_text=True)
 
 
 def activity_rows(app):

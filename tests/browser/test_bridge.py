@@ -5,6 +5,7 @@ answer arrives the page already offers what it describes (so the next call can f
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -12,17 +13,68 @@ pytestmark = pytest.mark.browser
 
 # Not among the events /events lists first, so only the new results can offer it.
 LATER_EVENT = "evt-k8s-production"
-# A slow network in the page: 600 ms for requests not sent for an agent, 1 s for an agent's
-# save_event, so a request htmx sent for an agent's fill would land while the save is pending.
-SLOW_NETWORK = """
-const fetchNow = window.fetch;
-window.fetch = (input, init = {}) => {
-  const byAgent = (init.headers || {})["WebMCP-Agent-Invoked"] === "true";
-  const delay = byAgent ? (String(input).endsWith("/save") ? 1000 : 0) : 600;
-  const answer = fetchNow(input, init);
-  return new Promise((resolve) => setTimeout(() => resolve(answer), delay));
-};
+# htmx's own requests (those not sent for an agent) wait until the agent's save_event is under
+# way, and the save waits until htmx has handled each of them: a request htmx sent for an
+# agent's fill would land on the page while the save is pending, every time.
+HOLD_HTMX_UNTIL_THE_SAVE = """
+(() => {
+  const fetchNow = window.fetch;
+  let startSave;
+  const saveStarted = new Promise((resolve) => { startSave = resolve; });
+  let unhandled = 0;
+  let allHandled = () => {};
+  document.addEventListener("htmx:finally:request", () => {
+    unhandled -= 1;
+    if (unhandled <= 0) { allHandled(); }
+  });
+  window.fetch = (input, init = {}) => {
+    const byAgent = (init.headers || {})["WebMCP-Agent-Invoked"] === "true";
+    if (!byAgent) {
+      unhandled += 1;
+      return saveStarted.then(() => fetchNow(input, init));
+    }
+    if (String(input).endsWith("/save")) {
+      const handled = unhandled <= 0 ? Promise.resolve()
+        : new Promise((resolve) => { allHandled = resolve; });
+      startSave();
+      return handled.then(() => fetchNow(input, init));
+    }
+    return fetchNow(input, init);
+  };
+})();
 """
+# A request the test sends itself after the page's: every request sent before it is seen then.
+MARKER = "/health?marker"
+
+
+class Fetches:
+    """What htmx and the bridge fetch (not the page's own assets), in the order they are sent.
+
+    The tab's clock must be installed before its page opens (see `settled`).
+    """
+
+    def __init__(self, page):
+        self.page = page
+        self.sent = []
+        page.on("request", self._remember)
+
+    def _remember(self, request) -> None:
+        if request.resource_type == "fetch":
+            self.sent.append(request)
+
+    def settled(self) -> list[str]:
+        """The paths fetched so far, and answered, once htmx's `delay:` triggers have fired.
+
+        The page's clock jumps past the longest delay, so a request held back by one goes now;
+        then a marker request is sent, after which nothing sent earlier can still appear.
+        """
+        self.page.clock.run_for(longest_htmx_delay(self.page) + 1)
+        with self.page.expect_request(lambda request: request.url.endswith(MARKER)) as marker:
+            self.page.evaluate("url => { fetch(url); }", MARKER)
+        before = self.sent[:self.sent.index(marker.value)]
+        for request in before:
+            request.response()  # wait for the answer: the server has logged the request
+        return [urlsplit(request.url).path for request in before]
 
 
 def test_an_answer_arrives_once_the_page_offers_what_it_describes(js_tab):
@@ -45,22 +97,19 @@ def test_the_same_tool_can_be_called_again_at_once(js_tab):
 def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
     """htmx's conveniences for people (active search, showing the chosen event) must not answer
     an agent's fill with a second request: one call, one request."""
+    js_tab.page.clock.install()
     js_tab.open("/events")
-    sent = []  # what htmx and the bridge fetch (not the page's own assets)
-    js_tab.page.on("request", lambda request: request.resource_type == "fetch"
-                   and sent.append(request.url))
+    fetches = Fetches(js_tab.page)
     js_tab.call("search_events", {"query": "kubernetes"})
     js_tab.call("get_event_details", {"event_id": LATER_EVENT})
-    wait_out_htmx_delays(js_tab.page)
-    assert [url.split("?")[0].removeprefix(js_tab.site.base_url) for url in sent] == [
-        "/events", "/events/details"]
+    assert fetches.settled() == ["/events", "/events/details"]
 
 
 def test_a_late_htmx_request_cannot_cancel_the_agents_next_call(js_tab):
-    """Were htmx to answer an agent's fill with a request of its own, a slow one would swap the
+    """Were htmx to answer an agent's fill with a request of its own, a late one would swap the
     preview pane while the agent's save_event on it is pending, and Chromium would cancel that
     call ("Tool execution cancelled, since tool definition was updated")."""
-    js_tab.page.add_init_script(SLOW_NETWORK)
+    js_tab.page.add_init_script(HOLD_HTMX_UNTIL_THE_SAVE)
     js_tab.open("/events")
     js_tab.call("search_events", {"query": "webmcp"})
     js_tab.call("get_event_details", {"event_id": "evt-webmcp-intro"})
@@ -69,13 +118,15 @@ def test_a_late_htmx_request_cannot_cancel_the_agents_next_call(js_tab):
 
 
 def test_the_activity_log_names_the_agent(js_tab):
+    js_tab.page.clock.install()
     js_tab.open("/events")
+    fetches = Fetches(js_tab.page)
     js_tab.call("search_events", {"query": "kubernetes"})
     js_tab.call("get_event_details", {"event_id": LATER_EVENT})
     js_tab.call("save_event")  # the first write makes the visitor whose activity is logged
     js_tab.call("search_events", {"query": "webmcp"})
     js_tab.call("get_event_details", {"event_id": "evt-webmcp-intro"})
-    wait_out_htmx_delays(js_tab.page)
+    fetches.settled()  # a request htmx sent by itself would be logged by now
     log = js_tab.new_tab()
     log.open("/registrations")
     rows = log.page.locator(".activity tbody tr")
@@ -99,9 +150,9 @@ def event_ids_offered(tool) -> list[str]:
     return tool.input_schema["properties"]["event_id"]["enum"]
 
 
-def wait_out_htmx_delays(page) -> None:
-    """Let the longest `delay:` of the page's htmx triggers pass, so a late request would show."""
+def longest_htmx_delay(page) -> int:
+    """The longest `delay:` (ms) of the page's htmx triggers."""
     triggers = page.locator("[hx-trigger]").evaluate_all(
         "elements => elements.map(e => e.getAttribute('hx-trigger'))")
     delays = [int(ms) for trigger in triggers for ms in re.findall(r"delay:(\d+)ms", trigger)]
-    page.wait_for_timeout(max(delays, default=0) + 300)
+    return max(delays, default=0)

@@ -5,7 +5,10 @@ press on the confirm button takes or frees a seat.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
+from helpers import the_jsonld
 
 from .agent import ToolNotFound
 
@@ -13,6 +16,9 @@ pytestmark = pytest.mark.browser
 
 EVENT = "evt-webmcp-intro"
 EVENT_TITLE = "WebMCP Intro Workshop"
+# Where J2 and J3 register: 200 seats, so the module's registrations never fill it.
+ROOMY_EVENT = "evt-webmcp-spec-reading"
+ROOMY_EVENT_TITLE = "Reading the WebMCP Draft Together"
 PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 
 
@@ -46,30 +52,31 @@ def test_find_an_event_and_save_it(tab):
 
 def test_the_agent_prepares_a_registration_and_the_person_confirms(tab):
     """J2: the agent's prepare registers nobody; the person's confirm takes one seat."""
-    seats = tab.seats(EVENT)
-    tab.open(f"/events/{EVENT}/register")
+    seats = tab.seats(ROOMY_EVENT)
+    tab.open(f"/events/{ROOMY_EVENT}/register")
     prepared = tab.result(tab.call("prepare_event_registration", PERSON))
     assert prepared["status"] == "confirmation_required"
     elsewhere = tab.new_tab()
-    assert (tab.seats(EVENT), registrations_offered(elsewhere)) == (seats, [])
+    assert (tab.seats(ROOMY_EVENT), registrations_offered(elsewhere)) == (seats, [])
 
     tab.press("Confirm registration", then_shows="one seat is yours")
-    assert (tab.seats(EVENT), registrations_offered(elsewhere)) == (seats - 1, [EVENT_TITLE])
+    assert (tab.seats(ROOMY_EVENT), registrations_offered(elsewhere)) == (
+        seats - 1, [ROOMY_EVENT_TITLE])
 
 
 def test_the_agent_prepares_a_cancellation_and_the_person_confirms(tab):
     """J3: the agent's prepare opens the dialog; the person's confirm frees the seat."""
-    registration = tab.register_as_person(EVENT)
-    seats = tab.seats(EVENT)
+    registration = tab.register_as_person(ROOMY_EVENT)
+    seats = tab.seats(ROOMY_EVENT)
     tab.open("/registrations")
     prepared = tab.result(tab.call("prepare_registration_cancellation",
                                    {"registration_id": registration}))
     assert prepared["status"] == "confirmation_required"
     assert tab.page.get_by_role("dialog").is_visible()
-    assert tab.seats(EVENT) == seats
+    assert tab.seats(ROOMY_EVENT) == seats
 
     tab.press("Cancel my registration", then_shows="its seat is free again")
-    assert tab.seats(EVENT) == seats + 1
+    assert tab.seats(ROOMY_EVENT) == seats + 1
     assert registrations_offered(tab) == []
 
 
@@ -94,4 +101,11 @@ def test_a_new_search_starts_at_its_first_page(tab):
 def test_a_person_on_a_later_page_searching_again_gets_the_first_page(tab):
     tab.open("/events?page=2")
     tab.page.get_by_label("Keywords").fill("webmcp")
-    tab.press("Search", then_shows="showing 1 to 4")
+    with tab.page.expect_response(is_search) as searched:
+        tab.press("Search", then_shows="showing 1 to 4")
+    assert the_jsonld(searched.value.text())["data"]["page"] == 1
+
+
+def is_search(response) -> bool:
+    """An answer to a search (a page or an htmx partial of /events)."""
+    return response.request.method == "GET" and urlsplit(response.url).path == "/events"

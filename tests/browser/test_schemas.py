@@ -21,7 +21,9 @@ from webapp.webmcp.schema import synthesize_input_schema
 pytestmark = pytest.mark.browser
 
 EVENT = "evt-webmcp-intro"
-EVENT_TITLE = "WebMCP Intro Workshop"
+# Where the tests register: 200 seats, so the module's registrations never fill it.
+ROOMY_EVENT = "evt-webmcp-spec-reading"
+ROOMY_EVENT_TITLE = "Reading the WebMCP Draft Together"
 
 
 def assert_agent_sees(tab, tool: str, **context: Any) -> None:
@@ -69,19 +71,20 @@ def test_prepare_event_registration(tab):
 
 
 def test_prepare_registration_cancellation_over_active_registrations(tab):
-    first = tab.register_as_person(EVENT)
+    first = tab.register_as_person(ROOMY_EVENT)
     second = tab.register_as_person("evt-htmx-online")
     tab.open("/registrations")
     assert_agent_sees(tab, "prepare_registration_cancellation", choices={
-        "registration_id": [(first, EVENT_TITLE), (second, "Hypermedia-Driven Apps with htmx")]})
+        "registration_id": [(first, ROOMY_EVENT_TITLE),
+                            (second, "Hypermedia-Driven Apps with htmx")]})
 
 
 def test_a_group_of_one_registration_keeps_its_description(tab):
     """Chromium describes a one-radio group like a single control (see the `radio` macro)."""
-    only = tab.register_as_person(EVENT)
+    only = tab.register_as_person(ROOMY_EVENT)
     tab.open("/registrations")
     assert_agent_sees(tab, "prepare_registration_cancellation",
-                      choices={"registration_id": [(only, EVENT_TITLE)]})
+                      choices={"registration_id": [(only, ROOMY_EVENT_TITLE)]})
     description = tab.agent.tools()["prepare_registration_cancellation"].input_schema[
         "properties"]["registration_id"]["description"]
-    assert EVENT_TITLE not in description
+    assert ROOMY_EVENT_TITLE not in description

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from helpers import JSON
 from playwright.sync_api import Page
 from playwright.sync_api import Request
 
@@ -15,7 +16,6 @@ from .agent import Agent
 from .agent import Answer
 from .agent import Tool
 
-JSON = {"Accept": "application/json"}
 REGISTRATION_ID = re.compile(r"reg-[A-Za-z0-9_-]{8,64}")
 
 
