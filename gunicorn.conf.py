@@ -25,8 +25,8 @@ def post_worker_init(worker):
     worker: gunicorn halts the whole server when one worker fails to boot. The worker logs it
     and prepares the database again on its first request instead.
     """
-    from webapp.db import prepare_database
     from webapp.storage import StorageError
+    from webapp.storage.connection import prepare_database
 
     with worker.wsgi.app_context():
         try:

@@ -13,7 +13,7 @@ import tempfile
 from datetime import date
 from pathlib import Path
 
-from webapp import synthetic
+from webapp.datasets import synthetic
 from webapp.storage import migrations
 
 SIZES = (1_000, 10_000, 100_000)

@@ -19,15 +19,15 @@ from zoneinfo import ZoneInfo
 from helpers import HTMX
 from helpers import JSON
 
-from webapp import DEFAULT_SITE_TIMEZONE
-from webapp.actions import SEARCH_COUNT_CAP
-from webapp.actions.events import event_query
-from webapp.schemas import PAGE_SIZE
-from webapp.schemas import SearchEventsInput
+from webapp.config import SEARCH_COUNT_CAP
+from webapp.config import SITE_TIMEZONE as DEFAULT_SITE_TIMEZONE
+from webapp.datasets.synthetic import COMMON_WORD
+from webapp.datasets.synthetic import RARE_TOPICS
+from webapp.domain.actions.events import event_query
+from webapp.domain.schemas import PAGE_SIZE
+from webapp.domain.schemas import SearchEventsInput
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import SQLiteStorage
-from webapp.synthetic import COMMON_WORD
-from webapp.synthetic import RARE_TOPICS
 from webapp.webmcp.inputs import load_input
 
 from . import load

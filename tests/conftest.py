@@ -12,9 +12,9 @@ import pytest
 from helpers import Visitor
 from whitenoise.compress import Compressor
 
-from webapp import PROJECT_ROOT
 from webapp import create_app
-from webapp.db import prepare_database
+from webapp.config import SITE_ROOT as PROJECT_ROOT
+from webapp.storage.connection import prepare_database
 
 
 class Clock:

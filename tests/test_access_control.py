@@ -22,8 +22,8 @@ from helpers import Visitor
 from helpers import stored_rows
 from helpers import the_jsonld
 
-from webapp.actions.registrations import CONFIRMATION_LIFETIME
-from webapp.actions.registrations import hash_token
+from webapp.domain.actions.registrations import CONFIRMATION_LIFETIME
+from webapp.domain.actions.registrations import hash_token
 
 
 def summarize(counts) -> str:

@@ -7,8 +7,8 @@ import shutil
 import pytest
 from helpers import JSON
 
-from webapp.db import POOL
 from webapp.storage import StorageError
+from webapp.storage.connection import POOL
 from webapp.storage.pool import ConnectionPool
 from webapp.storage.sqlite import SQLiteStorage
 

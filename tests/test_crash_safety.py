@@ -42,8 +42,8 @@ from servers import wait_until_accepted
 from servers import wait_until_ready
 
 from webapp import create_app
-from webapp.actions.registrations import hash_token
-from webapp.db import prepare_database
+from webapp.domain.actions.registrations import hash_token
+from webapp.storage.connection import prepare_database
 
 pytestmark = pytest.mark.slow
 

@@ -26,10 +26,10 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from webapp.schemas import LEVELS
-from webapp.schemas import LOCATIONS
-from webapp.schemas import PRICES
-from webapp.tools import CATALOG
+from webapp.domain.catalog import CATALOG
+from webapp.domain.schemas import LEVELS
+from webapp.domain.schemas import LOCATIONS
+from webapp.domain.schemas import PRICES
 from webapp.webmcp.result import Status
 
 EVENTS = ["evt-webmcp-intro", "evt-agent-testing", "evt-semantic-html", "evt-malicious-copy"]

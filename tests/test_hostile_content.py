@@ -29,9 +29,9 @@ from helpers import TOKEN_FIELD
 from helpers import Visitor
 from helpers import jsonld_blocks
 
-from webapp import PROJECT_ROOT
 from webapp import create_app
-from webapp.db import prepare_database
+from webapp.config import SITE_ROOT as PROJECT_ROOT
+from webapp.storage.connection import prepare_database
 
 EVENT = "evt-hostile-lab"
 PLAIN = {

@@ -12,12 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import PROJECT_ROOT
 from lint_fixtures import bookshop
 
-import webapp
+import webapp.config
 from webapp import create_app
-from webapp.webmcp.lint import RULE_CODES
-from webapp.webmcp.lint import RULES
+from webapp.webmcp.dev.lint import RULE_CODES
+from webapp.webmcp.dev.lint import RULES
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 EXPECT = re.compile(r"\{# expect: ((?:WMCP\d{3} ?)+) --")
@@ -57,7 +58,7 @@ def test_every_rule_has_a_fixture_and_a_rationale():
 
 
 def test_readme_lists_every_rule():
-    readme = (webapp.PROJECT_ROOT / "README.md").read_text()
+    readme = (PROJECT_ROOT / "README.md").read_text()
     assert all(f"| {rule.code} |" in readme for rule in RULES)
 
 
@@ -77,10 +78,10 @@ def test_findings_point_at_the_template_line():
 @pytest.fixture
 def project_copy(tmp_path, monkeypatch):
     """A copy of the project's templates that a test may break (the app reads that copy)."""
-    shutil.copytree(webapp.PROJECT_ROOT / "templates", tmp_path / "templates")
+    shutil.copytree(webapp.config.SITE_ROOT / "templates", tmp_path / "templates")
     for folder in ("static", "data"):
-        (tmp_path / folder).symlink_to(webapp.PROJECT_ROOT / folder)
-    monkeypatch.setattr(webapp, "PROJECT_ROOT", tmp_path)
+        (tmp_path / folder).symlink_to(webapp.config.SITE_ROOT / folder)
+    monkeypatch.setattr(webapp.config, "SITE_ROOT", tmp_path)
     return tmp_path
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from webapp.tools import CATALOG
-from webapp.webmcp.schema import expected_input_schema
+from webapp.domain.catalog import CATALOG
+from webapp.webmcp.dev.schema import expected_input_schema
 
 
 def manifest(runner) -> dict:
@@ -19,9 +19,21 @@ def test_lists_every_tool_with_its_catalog_entry(runner):
     assert [tool["name"] for tool in tools] == CATALOG.names
     for entry in tools:
         tool = CATALOG[entry["name"]]
-        assert (entry["title"], entry["description"], entry["autosubmit"], entry["pages"]) == (
-            tool.title, tool.description, tool.autosubmit, list(tool.pages))
+        assert (entry["title"], entry["description"], entry["autosubmit"]) == (
+            tool.title, tool.description, tool.autosubmit)
         assert entry["forms"], f"no sample page shows {tool.name}"
+
+
+def test_lists_the_pages_each_route_declares_it_offers(runner):
+    pages = {tool["name"]: tool["pages"] for tool in manifest(runner)["tools"]}
+    assert pages["search_events"] == ["/events"]
+    assert set(pages["get_event_details"]) == {"/events", "/events/<event_id>"}
+    assert set(pages["save_event"]) == {"/events/<event_id>", "/events/details",
+                                        "/events/<event_id>/save"}
+    assert pages["prepare_event_registration"] == ["/events/<event_id>/register"]
+    assert set(pages["prepare_registration_cancellation"]) == {
+        "/registrations", "/registrations/cancellation",
+        "/registrations/<registration_id>/cancel"}
 
 
 def test_gives_the_schema_of_each_form(runner):

@@ -10,9 +10,9 @@ from helpers import JSON
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from webapp.tools import CATALOG
+from webapp.domain.catalog import CATALOG
+from webapp.webmcp.dev.schema import expected_input_schema
 from webapp.webmcp.result import Status
-from webapp.webmcp.schema import expected_input_schema
 
 EVENT_ID = "evt-webmcp-intro"
 
@@ -35,13 +35,14 @@ def test_is_a_valid_openapi_31_document(document):
     validate(document)
 
 
-def test_documents_every_tool_and_the_human_only_confirm_routes(app, document):
+def test_documents_every_tool_and_every_human_only_step(app, document):
     documented = {(path, method): operation for path, method, operation in operations(document)}
     tools = {operation.get("x-webmcp-tool") for operation in documented.values()}
     assert tools - {None} == set(CATALOG.names)
     human = {key for key, operation in documented.items() if "x-webmcp-tool" not in operation}
     assert human == {("/registrations/confirm", "post"),
-                     ("/registrations/{registration_id}/cancel", "post")}
+                     ("/registrations/{registration_id}/cancel", "post"),
+                     ("/saved/{event_id}/remove", "post")}
     routes = {(re.sub(r"<(\w+)>", r"{\1}", rule.rule), method.lower())
               for rule in app.url_map.iter_rules() for method in rule.methods}
     assert set(documented) <= routes

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from webapp.webmcp.schema import DATE_SENTENCE
-from webapp.webmcp.schema import synthesize_input_schema
-from webapp.webmcp.schema import synthesize_page
+from webapp.webmcp.dev.schema import DATE_SENTENCE
+from webapp.webmcp.dev.schema import synthesize_input_schema
+from webapp.webmcp.dev.schema import synthesize_page
 
 CASES = Path(__file__).parent / "schema_cases"
 

@@ -6,8 +6,8 @@ from bs4 import BeautifulSoup
 from marshmallow import fields
 from marshmallow import validate
 
-from webapp.schemas import SearchEventsInput
-from webapp.tools import CATALOG
+from webapp.domain.catalog import CATALOG
+from webapp.domain.schemas import SearchEventsInput
 
 
 def search_form(client):

@@ -12,13 +12,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from webapp.actions import SEARCH_COUNT_CAP
-from webapp.schemas import PAGE_SIZE
+from webapp.config import SEARCH_COUNT_CAP
+from webapp.datasets.synthetic import COMMON_WORD
+from webapp.datasets.synthetic import generate_events
+from webapp.domain.schemas import PAGE_SIZE
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import COMMON_TERM_THRESHOLD
 from webapp.storage.sqlite import SQLiteStorage
-from webapp.synthetic import COMMON_WORD
-from webapp.synthetic import generate_events
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 EVENTS = 3000  # enough for COMMON_WORD to pass COMMON_TERM_THRESHOLD among upcoming events

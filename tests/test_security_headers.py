@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 from bs4 import BeautifulSoup
 
-from webapp import PROJECT_ROOT
+from webapp.config import SITE_ROOT as PROJECT_ROOT
 
 
 @pytest.mark.parametrize("url", ["/events", "/events?page=0", "/health", "/no-such-page",

@@ -12,14 +12,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from webapp.schemas import LEVELS
-from webapp.schemas import LOCATIONS
-from webapp.schemas import PRICES
-from webapp.synthetic import COMMON_WORD
-from webapp.synthetic import RARE_TOPICS
-from webapp.synthetic import SPREAD_DAYS
-from webapp.synthetic import TOPICS
-from webapp.synthetic import generate_events
+from webapp.datasets.synthetic import COMMON_WORD
+from webapp.datasets.synthetic import RARE_TOPICS
+from webapp.datasets.synthetic import SPREAD_DAYS
+from webapp.datasets.synthetic import TOPICS
+from webapp.datasets.synthetic import generate_events
+from webapp.domain.schemas import LEVELS
+from webapp.domain.schemas import LOCATIONS
+from webapp.domain.schemas import PRICES
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 TAIPEI = ZoneInfo("Asia/Taipei")

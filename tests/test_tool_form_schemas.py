@@ -13,9 +13,10 @@ from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
 
-from webapp.tools import CATALOG
-from webapp.webmcp.schema import expected_input_schema
-from webapp.webmcp.schema import synthesize_input_schema
+from webapp.domain.catalog import CATALOG
+from webapp.webmcp.dev.schema import expected_input_schema
+from webapp.webmcp.dev.schema import synthesize_input_schema
+from webapp.webmcp.routes import offering_routes
 
 EVENT_ID = "evt-webmcp-intro"
 
@@ -124,7 +125,7 @@ PAGES = {
 
 
 @pytest.mark.parametrize(("url", "tools"), PAGES.items(), ids=list(PAGES))
-def test_forms_carry_the_catalog_entry(visitor, url, tools):
+def test_forms_carry_the_catalog_entry(app, visitor, url, tools):
     visitor.register("evt-webmcp-spec-reading")
     forms = tool_forms(visitor.get(url).data)
     assert set(forms) == tools
@@ -133,8 +134,9 @@ def test_forms_carry_the_catalog_entry(visitor, url, tools):
         assert form["tooldescription"] == tool.description
         assert form["tooltitle"] == tool.title
         assert form.has_attr("toolautosubmit") is tool.autosubmit
+        offered = offering_routes(app)[name]
         assert url.split("?")[0] in {page.replace("<event_id>", EVENT_ID)
-                                     for page in tool.pages}, f"{name} is not listed for {url}"
+                                     for page in offered}, f"{name} is not declared for {url}"
 
 
 def test_every_tool_appears_on_some_page(visitor):

@@ -1,11 +1,22 @@
-"""webmcp-events: an events site people and WebMCP browser agents use through the same forms."""
+"""webmcp-events: an events site people and WebMCP browser agents use through the same forms.
+
+The package is layered; each layer imports only the ones below it:
+
+    webapp/__init__.py, cli.py   the app factory and the data commands: wire everything
+    web/                         HTTP: blueprints, tool calls, errors, visitors, limits, headers
+    datasets/                    events in bulk: imports, the sample events, synthetic events
+    domain/                      the tool catalog, input schemas, actions and projections
+    storage/                     all SQL, and the storage of each request
+    webmcp/, config.py, clock.py the declarative-form toolkit; settings; the site's time
+
+`dev/` and `webmcp/dev/` hold what only development needs (the linter and its sample pages,
+schema synthesis); the running site never imports them.
+"""
 
 from __future__ import annotations
 
 import os
 import secrets
-from datetime import UTC
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +24,7 @@ from flask import Flask
 from flask import redirect
 from flask import url_for
 
-from .actions import SEARCH_COUNT_CAP
-from .storage.sqlite import DEFAULT_BUSY_TIMEOUT_MS
-
-# Templates, static files and seed data sit beside the package, at the project root.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-# Events are scheduled, searched by day and shown in this time zone (FLASK_SITE_TIMEZONE).
-DEFAULT_SITE_TIMEZONE = "Asia/Taipei"
+from . import config
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -27,71 +32,50 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
         instance_relative_config=True,
-        template_folder=str(PROJECT_ROOT / "templates"),
-        static_folder=str(PROJECT_ROOT / "static"),
+        template_folder=str(config.SITE_ROOT / "templates"),
+        static_folder=str(config.SITE_ROOT / "static"),
     )
-    app.config.from_mapping(
-        DATABASE=os.path.join(app.instance_path, "events.sqlite"),
-        DATABASE_BUSY_TIMEOUT_MS=DEFAULT_BUSY_TIMEOUT_MS,
-        SEED_FILE=str(PROJECT_ROOT / "data" / "events.json"),
-        SITE_TIMEZONE=DEFAULT_SITE_TIMEZONE,
-        VISITOR_TTL=14 * 24 * 3600,
-        SEARCH_COUNT_CAP=SEARCH_COUNT_CAP,
-        # Tool inputs are a few short fields: refuse anything bigger before reading it.
-        MAX_CONTENT_LENGTH=64 * 1024,
-        MAX_FORM_MEMORY_SIZE=64 * 1024,
-        SESSION_COOKIE_NAME="webmcp_events",
-        SESSION_COOKIE_HTTPONLY=True,
-        SESSION_COOKIE_SAMESITE="Lax",
-        # The CSRF token lives as long as the visitor session that holds it.
-        WTF_CSRF_TIME_LIMIT=None,
-        COMMIT=None,
-        # Tests replace the clock to expire tokens and sessions without waiting.
-        CLOCK=lambda: datetime.now(UTC),
-    )
+    app.config.from_mapping(config.defaults(app.instance_path))
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)
         app.config.from_prefixed_env()
     else:
         app.config.from_mapping(test_config)
-    app.config["PERMANENT_SESSION_LIFETIME"] = int(app.config["VISITOR_TTL"])
+    app.config.from_mapping(config.derived(app.config))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path))
 
-    from . import bodies
-    from . import db
-    from . import errors
-    from . import health
-    from . import limits
-    from . import security
-    from .lint_samples import sample_pages
-    from .tools import CATALOG
+    from . import cli
+    from .datasets import seed_sample_events
+    from .domain.catalog import CATALOG
+    from .storage import connection
+    from .web import assets
+    from .web import bodies
+    from .web import compression
+    from .web import errors
+    from .web import events
+    from .web import health
+    from .web import limits
+    from .web import openapi
+    from .web import registrations
+    from .web import saved
+    from .web import security
+    from .web import templating
     from .webmcp import WebMCP
 
     bodies.init_app(app)
-    db.init_app(app)
+    connection.init_app(app, seed=seed_sample_events)
     # Limits first: a client over its budget is refused before its body is even read.
     limits.init_app(app)
     security.init_app(app)
     errors.init_app(app)
-    WebMCP(app, CATALOG, samples=sample_pages)
-
-    from . import assets
-    from . import compression
-    from . import events
-    from . import openapi
-    from . import registrations
-    from . import saved
-    from . import templating
-
+    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages")
     assets.init_app(app)
     compression.init_app(app)
     templating.init_app(app)
-    app.register_blueprint(events.bp)
-    app.register_blueprint(registrations.bp)
-    app.register_blueprint(saved.bp)
-    app.register_blueprint(health.bp)
-    app.register_blueprint(openapi.bp)
+    cli.init_app(app)
+    for blueprint in (events.bp, registrations.bp, saved.bp, health.bp, openapi.bp):
+        app.register_blueprint(blueprint)
 
     @app.get("/")
     def index():

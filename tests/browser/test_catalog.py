@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.tools import CATALOG
+from webapp.domain.catalog import CATALOG
 
 pytestmark = pytest.mark.browser
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from webapp.tools import CATALOG
-from webapp.webmcp.schema import expected_input_schema
-from webapp.webmcp.schema import synthesize_input_schema
+from webapp.domain.catalog import CATALOG
+from webapp.webmcp.dev.schema import expected_input_schema
+from webapp.webmcp.dev.schema import synthesize_input_schema
 
 pytestmark = pytest.mark.browser
 

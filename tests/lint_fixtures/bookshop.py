@@ -32,10 +32,9 @@ class OrderBookInput(Schema):
 
 CATALOG = Catalog([
     Tool(name="find_books", title="Find books", schema=FindBooksInput, autosubmit=True,
-         description="Search the shop's books and list the matches.", pages=("/books",)),
+         description="Search the shop's books and list the matches."),
     Tool(name="order_book", title="Order a book", schema=OrderBookInput, autosubmit=False,
-         description="Order the book on this page. The person confirms the order.",
-         pages=("/books/<book_id>",)),
+         description="Order the book on this page. The person confirms the order."),
 ])
 
 

@@ -1,6 +1,6 @@
 """The SQLite backend (sqlite-utils): all of the site's SQL lives in this module.
 
-One `SQLiteStorage` per request (see `webapp.db`). The database runs in WAL mode so readers
+One `SQLiteStorage` per request (see `storage.connection`). The database runs in WAL mode so readers
 never wait for the writer; writes that check and change inventory take the write lock up front
 with `BEGIN IMMEDIATE`, and `busy_timeout` queues writers from other gunicorn workers.
 """
@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from sqlite_utils import Database
 
+from ..config import DATABASE_BUSY_TIMEOUT_MS
 from . import Activity
 from . import Confirmation
 from . import Event
@@ -42,7 +43,6 @@ R = TypeVar("R")
 # reading every match and sorting them, and walks the start-time order instead (see
 # `SQLiteStorage.plan_search`).
 COMMON_TERM_THRESHOLD = 1000
-DEFAULT_BUSY_TIMEOUT_MS = 5000
 BULK_LOAD_CACHE_KIB = 256 * 1024
 _WORD = re.compile(r"\w+", re.UNICODE)
 EVENT_COLUMNS = (
@@ -189,7 +189,7 @@ def _event_row(event: Event) -> dict[str, Any]:
 
 
 def connect(path: str | Path, *, create: bool = False,
-            busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Database:
+            busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS) -> Database:
     """Open the database file (never silently creating a missing one unless `create`)."""
     mode = "rwc" if create else "rw"
     uri = f"{Path(path).absolute().as_uri()}?mode={mode}"
@@ -213,7 +213,7 @@ class SQLiteStorage:
     @classmethod
     @guarded
     def open(cls, path: str | Path,
-             busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SQLiteStorage:
+             busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS) -> SQLiteStorage:
         """Storage on an existing database file."""
         return cls(connect(path, busy_timeout_ms=busy_timeout_ms))
 
@@ -263,7 +263,7 @@ class SQLiteStorage:
     @classmethod
     @guarded
     def prepare(cls, path: str | Path, seed: Callable[[SQLiteStorage], None] | None = None,
-                busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> bool:
+                busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS) -> bool:
         """Create or migrate the database, seeding it if it holds no events.
 
         Safe to run from several processes at once: the work happens under the write lock.

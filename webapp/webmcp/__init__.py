@@ -2,9 +2,11 @@
 
     webmcp = WebMCP(app, catalog)      # templates get the `tool_form` and `jsonld` macros
 
-Pieces: `catalog` (tools as data), `result` (the envelope), `forms` (schema -> controls),
-`inputs` (request -> validated input), `negotiation` (JSON / partial / page answers),
-`schema` (form <-> JSON Schema), `lint` and `cli` (`flask webmcp lint|manifest`).
+What a request needs lives here: `catalog` (tools as data), `result` (the envelope), `forms`
+(schema -> controls), `inputs` (request -> validated input), `negotiation` (JSON / partial /
+page answers), `apidoc` (OpenAPI) and the macros in `templates/webmcp/`. What development
+needs lives in `dev/` — schema synthesis, the linter and the `flask webmcp lint|manifest`
+commands — and is imported only when such a command or a test runs.
 """
 
 from __future__ import annotations
@@ -13,36 +15,40 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
 
+import click
 from flask import Blueprint
 from flask import Flask
 
 from .catalog import Catalog
 from .catalog import Tool
-from .cli import webmcp_cli
 from .forms import Control
 from .forms import controls_for
-from .lint import Samples
 from .negotiation import is_partial
 
 
 class WebMCP:
-    """Registers the toolkit's templates and Jinja helpers for one catalog of tools."""
+    """Registers the toolkit's templates and Jinja helpers for one catalog of tools.
+
+    `samples` names the function (``"package.module:function"``) that renders the site's
+    sample pages for the linter and the manifest; it is imported only by those commands.
+    """
 
     def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
-                 samples: Samples | None = None):
+                 samples: str | None = None):
         self.catalog = catalog
         self.samples = samples
         if app is not None and catalog is not None:
             self.init_app(app, catalog, samples)
 
-    def init_app(self, app: Flask, catalog: Catalog, samples: Samples | None = None) -> None:
+    def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None) -> None:
         """Attach to `app`: templates under `webmcp/`, helpers for forms and results, and the
-        `flask webmcp` commands (`samples` gives the pages the linter checks)."""
+        `flask webmcp` commands."""
         self.catalog = catalog
         self.samples = samples
         app.extensions["webmcp"] = self
         app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates"))
-        app.cli.add_command(webmcp_cli)
+        app.cli.add_command(DevCommands("webmcp", help="WebMCP declarative forms: lint "
+                                                       "templates, print the tool manifest."))
         app.jinja_env.globals.update(
             webmcp_tool=self.tool,
             tool_controls=self.controls,
@@ -51,7 +57,8 @@ class WebMCP:
 
     def tool(self, name: str) -> Tool:
         """The catalog entry called `name` (a template may expose no other tool)."""
-        assert self.catalog is not None
+        if self.catalog is None:
+            raise RuntimeError("WebMCP has no catalog: call init_app first")
         return self.catalog[name]
 
     def controls(self, name: str, values: Mapping[str, Any] | None = None,
@@ -60,6 +67,21 @@ class WebMCP:
                  bound: Iterable[str] = ()) -> list[Control]:
         """The controls of tool `name`'s form, filled in."""
         return controls_for(self.tool(name).schema, values, errors, choices, bound)
+
+
+class DevCommands(click.Group):
+    """`flask webmcp …`: the commands of `dev.cli`, imported when one of them is asked for
+    (they need BeautifulSoup, which the running site never loads)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from .dev.cli import webmcp_cli
+
+        return webmcp_cli.list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from .dev.cli import webmcp_cli
+
+        return webmcp_cli.get_command(ctx, cmd_name)
 
 
 __all__ = ["Catalog", "Tool", "WebMCP"]

@@ -15,14 +15,14 @@ TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 @dataclass(frozen=True)
 class Tool:
-    """One agent tool: a name, what it does, the schema of its inputs, where it appears."""
+    """One agent tool: a name, what it does, the schema of its inputs (the routes that run it
+    and the pages that offer it say so where they are declared)."""
 
     name: str
     title: str
     description: str
     schema: type[Schema]
     autosubmit: bool
-    pages: tuple[str, ...]
     writes: str = "nothing"
 
     def __post_init__(self) -> None:

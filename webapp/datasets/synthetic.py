@@ -17,10 +17,10 @@ from datetime import time
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
-from .schemas import LEVELS
-from .schemas import LOCATIONS
-from .schemas import PRICES
-from .storage import Event
+from ..domain.schemas import LEVELS
+from ..domain.schemas import LOCATIONS
+from ..domain.schemas import PRICES
+from ..storage import Event
 
 COMMON_WORD = "community"
 COMMON_SHARE = 0.8  # of events whose summary holds COMMON_WORD

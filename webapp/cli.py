@@ -1,77 +1,29 @@
-"""The database of a running app: one storage connection per request (kept open between
-requests, see `storage.pool`), and the CLI commands.
-
-The file is created, migrated and seeded on first use in each process (after gunicorn has
-forked, never before) or ahead of time with `flask --app webapp init-db`.
-"""
+"""The site's data commands: `flask --app webapp init-db | import-events | generate-events |
+prune` (the toolkit adds `flask webmcp lint | manifest`)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from datetime import timedelta
 from itertools import islice
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import click
 from flask import Flask
 from flask import current_app
-from flask import g
 from flask.cli import with_appcontext
 
-from .importer import ImportProblem
-from .importer import read_events
+from .clock import site_now
+from .clock import site_timezone
+from .clock import site_today
+from .datasets.importer import ImportProblem
+from .datasets.importer import read_events
+from .datasets.synthetic import generate_events
 from .storage import StorageError
-from .storage.pool import ConnectionPool
+from .storage.connection import get_db
+from .storage.connection import prepare_database
 from .storage.sqlite import SQLiteStorage
-from .synthetic import generate_events
 
-PREPARED = "webapp.database_prepared"
-POOL = "webapp.connection_pool"
-IDLE_CONNECTIONS = 8  # per process: more than a gunicorn worker's threads
 GENERATE_BATCH = 5000  # events per progress step
-
-
-def site_timezone() -> ZoneInfo:
-    """The time zone events are scheduled and shown in."""
-    return ZoneInfo(current_app.config["SITE_TIMEZONE"])
-
-
-def site_now() -> datetime:
-    """The current time, from the app's (replaceable) clock."""
-    return current_app.config["CLOCK"]()
-
-
-def _seed(storage: SQLiteStorage) -> None:
-    today = site_now().astimezone(site_timezone()).date()
-    storage.import_events(read_events(current_app.config["SEED_FILE"], today, site_timezone()))
-
-
-def prepare_database() -> bool:
-    """Create, migrate and (if empty) seed the database; True when it seeded."""
-    config = current_app.config
-    seeded = SQLiteStorage.prepare(config["DATABASE"], seed=_seed,
-                                   busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
-    current_app.extensions[PREPARED] = True
-    return seeded
-
-
-def get_db() -> SQLiteStorage:
-    """The storage of the current request, taken on first use and given back at its end."""
-    if "db" not in g:
-        if not current_app.extensions.get(PREPARED):
-            prepare_database()
-        config = current_app.config
-        g.db, g.db_file = current_app.extensions[POOL].acquire(
-            config["DATABASE"], busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
-    return g.db
-
-
-def close_db(exception: BaseException | None = None) -> None:
-    """Give the request's connection back, if it took one."""
-    db = g.pop("db", None)
-    if db is not None:
-        current_app.extensions[POOL].release(db, g.pop("db_file"))
 
 
 @click.command("init-db")
@@ -89,9 +41,8 @@ def init_db_command() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def import_events_command(file: Path) -> None:
     """Insert or update the events of FILE (JSON); one bad row rejects the whole file."""
-    today = site_now().astimezone(site_timezone()).date()
     try:
-        events = read_events(file, today, site_timezone())
+        events = read_events(file, site_today(), site_timezone())
     except ImportProblem as problem:
         for line in problem.problems:
             click.echo(f"{file}: {line}", err=True)
@@ -145,10 +96,7 @@ def prune_command(activity_days: int) -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Give connections back after each request and register the database commands."""
-    app.extensions[POOL] = ConnectionPool(IDLE_CONNECTIONS)
-    app.teardown_appcontext(close_db)
-    app.cli.add_command(init_db_command)
-    app.cli.add_command(import_events_command)
-    app.cli.add_command(generate_events_command)
-    app.cli.add_command(prune_command)
+    """Register the commands."""
+    for command in (init_db_command, import_events_command, generate_events_command,
+                    prune_command):
+        app.cli.add_command(command)

@@ -9,26 +9,21 @@ from flask import abort
 from flask import render_template
 from flask import url_for
 
-from .actions import registrations as actions
-from .actions.events import unknown_event
-from .db import get_db
-from .db import site_now
-from .db import site_timezone
+from ..domain.actions import registrations as actions
+from ..domain.actions.events import unknown_event
+from ..storage.connection import get_db
+from ..webmcp.negotiation import page_result
+from ..webmcp.negotiation import render_post_result
+from ..webmcp.negotiation import wants_json
+from ..webmcp.negotiation import with_vary
+from ..webmcp.result import Status
+from ..webmcp.result import not_found
+from ..webmcp.routes import page_route
+from ..webmcp.routes import tool_route
+from .calls import action_context
+from .calls import run_tool
 from .errors import render_error
-from .projections import activity_view
-from .projections import event_details
-from .projections import registration_summary
-from .schemas import ConfirmCancellationInput
-from .schemas import ConfirmInput
-from .tooling import acts_as
-from .tooling import run_tool
 from .visitors import live_visitor
-from .webmcp.negotiation import page_result
-from .webmcp.negotiation import render_post_result
-from .webmcp.negotiation import wants_json
-from .webmcp.negotiation import with_vary
-from .webmcp.result import Status
-from .webmcp.result import not_found
 
 bp = Blueprint("registrations", __name__)
 
@@ -41,16 +36,20 @@ def _register_context(event_id: str) -> dict[str, Any]:
     Without such an event there is no page: the request ends with a not_found answer.
     """
     db = get_db()
-    event = db.get_event(event_id, count_seats=True)
-    if event is None:
+    shown = actions.registration_page(db, event_id, action_context(live_visitor(db)))
+    if shown is None:
         abort(render_error(unknown_event("prepare_event_registration")))
-    visitor_id = live_visitor(db)
-    existing = db.active_registration(visitor_id, event_id) if visitor_id else None
-    return {"event": event_details(event, site_now(), site_timezone()), "existing": existing}
+    return shown
 
 
-@bp.get("/events/<event_id>/register")
-@acts_as("prepare_event_registration")
+def _index_context() -> dict[str, Any]:
+    """The visitor's registrations (active, then cancelled) and recent activity."""
+    db = get_db()
+    return actions.registrations_overview(db, action_context(live_visitor(db)), ACTIVITY_SHOWN)
+
+
+@page_route(bp, "/events/<event_id>/register", "prepare_event_registration",
+            offers=("prepare_event_registration",))
 def register(event_id: str):
     """The registration form, or (after a prepare without JavaScript) the review to confirm."""
     context = _register_context(event_id)
@@ -58,12 +57,11 @@ def register(event_id: str):
                                      values={}, errors={}, **context))
 
 
-@bp.post("/events/<event_id>/register")
-@acts_as("prepare_event_registration")
+@tool_route(bp, "/events/<event_id>/register", actions.prepare_event_registration,
+            methods=("POST",), offers=("prepare_event_registration",))
 def prepare(event_id: str):
     """prepare_event_registration: validate and hold the details for a person to confirm."""
-    result, submitted = run_tool(actions.prepare_event_registration,
-                                 bound={"event_id": event_id}, writes=True)
+    result, submitted = run_tool(bound={"event_id": event_id})
     if result.status is Status.NOT_FOUND:
         return render_error(result)  # no event: no form to show again
     return render_post_result(result, "registrations/register.html",
@@ -73,78 +71,57 @@ def prepare(event_id: str):
                               values=submitted, errors=result.errors or {})
 
 
-@bp.post("/registrations/confirm")
-@acts_as("confirm_registration")
+@tool_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))
 def confirm():
     """A person confirms a prepared registration (human-only: no tool form)."""
-    result, _ = run_tool(actions.confirm_registration, ConfirmInput, writes=True)
-    succeeded = result.status is Status.SUCCESS
+    result, _ = run_tool()
+    succeeded = result.status is Status.SUCCESS and result.data is not None
     landing = (url_for(".registration", registration_id=result.target) if succeeded
                else url_for(".index"))
     # The partial also refreshes the event's seats and the form area it leaves behind.
-    context = ({} if wants_json() or not succeeded
+    context = ({} if wants_json() or not succeeded or result.data is None
                else _register_context(result.data["registration"]["eventId"]))
     return render_post_result(result, "error.html", "registrations/_confirmed.html",
                               redirect_to=landing, values={}, errors={}, **context)
 
 
-def _index_context() -> dict[str, Any]:
-    """The visitor's registrations (active, then cancelled) and recent activity."""
-    db = get_db()
-    visitor_id = live_visitor(db)
-    if visitor_id is None:
-        return {"active": [], "cancelled": [], "activity": []}
-    timezone = site_timezone()
-    registrations = [registration_summary(r, timezone)
-                     for r in db.visitor_registrations(visitor_id)]
-    return {
-        "active": [r for r in registrations if r["state"] == "active"],
-        "cancelled": [r for r in registrations if r["state"] == "cancelled"],
-        "activity": [activity_view(entry, timezone)
-                     for entry in db.recent_activity(visitor_id, ACTIVITY_SHOWN)],
-    }
-
-
-@bp.get("/registrations")
-@acts_as("prepare_registration_cancellation")
+@page_route(bp, "/registrations", "prepare_registration_cancellation",
+            offers=("prepare_registration_cancellation",))
 def index():
     """The visitor's registrations, the cancellation form and their recent activity."""
     return with_vary(render_template("registrations/index.html", result=page_result(),
                                      values={}, errors={}, **_index_context()))
 
 
-@bp.post("/registrations/cancellation")
-@acts_as("prepare_registration_cancellation")
+@tool_route(bp, "/registrations/cancellation", actions.prepare_registration_cancellation,
+            methods=("POST",), offers=("prepare_registration_cancellation",))
 def prepare_cancellation():
     """prepare_registration_cancellation: open the confirmation dialog; nothing is cancelled."""
-    result, submitted = run_tool(actions.prepare_registration_cancellation, writes=True)
+    result, submitted = run_tool()
     return render_post_result(result, "registrations/index.html",
                               "registrations/_cancel_dialog.html",
                               redirect_to=url_for(".index"), page_context=_index_context,
                               values=submitted, errors=result.errors or {})
 
 
-@bp.post("/registrations/<registration_id>/cancel")
-@acts_as("confirm_cancellation")
+@tool_route(bp, "/registrations/<registration_id>/cancel", actions.confirm_cancellation,
+            methods=("POST",), offers=("prepare_registration_cancellation",))
 def confirm_cancellation(registration_id: str):
     """A person confirms a cancellation (human-only); repeating it changes nothing."""
-    result, _ = run_tool(actions.confirm_cancellation, ConfirmCancellationInput,
-                         bound={"registration_id": registration_id}, writes=True)
+    result, _ = run_tool(bound={"registration_id": registration_id})
     # The partial is the whole registrations panel: the list and the activity change too.
     context = {} if wants_json() else _index_context()
     return render_post_result(result, "error.html", "registrations/_panel.html",
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
 
 
-@bp.get("/registrations/<registration_id>")
-@acts_as("view_registration")
+@page_route(bp, "/registrations/<registration_id>", "view_registration")
 def registration(registration_id: str):
     """One of the visitor's registrations (another visitor's is not found)."""
     db = get_db()
-    found = actions.own_registration(db, registration_id, live_visitor(db))
-    if found is None:
+    shown = actions.registration_details(db, registration_id, action_context(live_visitor(db)))
+    if shown is None:
         return render_error(not_found("view_registration",
                                       "You have no registration with this id."))
-    return with_vary(render_template(
-        "registrations/detail.html", result=page_result(),
-        registration=registration_summary(found, site_timezone())))
+    return with_vary(render_template("registrations/detail.html", result=page_result(),
+                                     registration=shown))

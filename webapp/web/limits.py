@@ -26,16 +26,6 @@ from flask_limiter.util import get_remote_address
 from .visitors import cookie_visitor
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
-DEFAULTS = {
-    "RATELIMIT_ENABLED": True,
-    # Counters live in each worker's memory unless a shared storage is configured.
-    "RATELIMIT_STORAGE_URI": "memory://",
-    # A person makes a few writes a minute; an agent working through a list (saving ten
-    # events, preparing a registration) makes more, in bursts. Both stay far below this.
-    "RATELIMIT_WRITES": "30 per minute;300 per hour",
-    # X-RateLimit-* on limited answers and Retry-After on a 429, for agents that read them.
-    "RATELIMIT_HEADERS_ENABLED": True,
-}
 
 
 def client_key() -> str:
@@ -47,7 +37,7 @@ def client_key() -> str:
     visitor_id = cookie_visitor()
     if visitor_id:
         return f"visitor:{visitor_id}"
-    csrf_secret = session.get(current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"))
+    csrf_secret = session.get(current_app.config["WTF_CSRF_FIELD_NAME"])
     if isinstance(csrf_secret, str):
         return "session:" + hashlib.sha256(csrf_secret.encode()).hexdigest()[:32]
     return f"address:{get_remote_address()}"
@@ -60,8 +50,6 @@ def write_limit() -> str:
 
 def init_app(app: Flask) -> None:
     """Limit the writes of each client (a limiter of its own for each app)."""
-    for name, value in DEFAULTS.items():
-        app.config.setdefault(name, value)
     writes = ApplicationLimit(limit_provider=write_limit, scope="writes")
     limiter = Limiter(client_key, app=app, application_limits=[writes])
     limiter.request_filter(is_read)

@@ -2,8 +2,10 @@
 
 A throwaway copy of the site (its own database in a temporary folder, seeded with the sample
 events) is walked the way a visitor would walk it: search, preview, an event's page, save,
-register and confirm, cancel, the saved list; every HTML answer (page or htmx partial) is kept
-with the templates that rendered it.
+register and confirm, cancel, the saved list. Then every declared route (see
+`webmcp.routes`) the walk did not reach is visited too, as a page and as a partial, with
+input made from its action's schema: a new tool route is checked without editing this file.
+Every HTML answer (page or htmx partial) is kept with the templates that rendered it.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ import tempfile
 from pathlib import Path
 
 from flask import Flask
+from marshmallow import Schema
+from marshmallow import fields
+from marshmallow import validate
 
-from .webmcp.lint import PageRecorder
-from .webmcp.lint import RenderedPage
+from ..webmcp.dev.lint import PageRecorder
+from ..webmcp.dev.lint import RenderedPage
+from ..webmcp.routes import route_roles
 
 HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 JSON = {"Accept": "application/json"}
@@ -25,8 +31,8 @@ TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
 
 def sample_pages(app: Flask) -> list[RenderedPage]:
     """Walk a sandbox copy of `app` and return the pages it answered."""
-    from . import create_app
-    from .db import prepare_database
+    from .. import create_app
+    from ..storage.connection import prepare_database
 
     with tempfile.TemporaryDirectory() as folder:
         sandbox = create_app({
@@ -39,7 +45,8 @@ def sample_pages(app: Flask) -> list[RenderedPage]:
             prepare_database()
         visit = PageRecorder(sandbox)
         _find(visit)
-        _register_and_cancel(visit)
+        ids = _register_and_cancel(visit)
+        _visit_the_other_routes(visit, ids)
         return visit.pages
 
 
@@ -61,7 +68,7 @@ def _find(visit: PageRecorder) -> None:
     visit.post(f"/saved/{second}/remove", data={"csrf_token": csrf}, headers=HTMX)
 
 
-def _register_and_cancel(visit: PageRecorder) -> None:
+def _register_and_cancel(visit: PageRecorder) -> dict[str, str]:
     events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
     first, second = events[0]["id"], events[1]["id"]
     csrf = _csrf(visit, first)
@@ -86,6 +93,46 @@ def _register_and_cancel(visit: PageRecorder) -> None:
     visit.post(f"/registrations/{registration}/cancel", headers=HTMX,
                data={"csrf_token": csrf, "confirmation_token": token})
     visit.get("/registrations")
+    return {"event_id": first, "registration_id": registration, "csrf_token": csrf}
+
+
+def _visit_the_other_routes(visit: PageRecorder, ids: dict[str, str]) -> None:
+    """Every declared route no page came from yet, as a page and as a partial, with ids from
+    the walk in its address and input made from its action's schema."""
+    visited = {page.rule for page in visit.pages}
+    for rule, role in route_roles(visit.app):
+        if rule.rule in visited or not set(rule.arguments) <= set(ids):
+            continue
+        url = rule.rule
+        for argument in rule.arguments:
+            url = url.replace(f"<{argument}>", ids[argument])
+        given = _sample_input(role.action.schema, set(rule.arguments)) if role.action else {}
+        for headers in ({}, HTMX):
+            if "POST" in (rule.methods or ()):
+                visit.post(url, data={**given, "csrf_token": ids["csrf_token"]},
+                           headers=headers)
+            else:
+                visit.get(url, query_string=given, headers=headers)
+
+
+def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:
+    """A plausible value for each required field of `schema` not bound by the address."""
+    values = {}
+    for name, field in schema().load_fields.items():
+        if name in bound or not field.required:
+            continue
+        choices = [v for v in field.validators if isinstance(v, validate.OneOf)]
+        if choices:
+            values[name] = str(next(iter(choices[0].choices)))
+        elif isinstance(field, fields.Email):
+            values[name] = "ann@example.com"
+        elif isinstance(field, fields.Date):
+            values[name] = "2030-01-01"
+        elif isinstance(field, fields.Number):
+            values[name] = "1"
+        else:
+            values[name] = "Ann Lee"
+    return values
 
 
 def _csrf(visit: PageRecorder, event_id: str) -> str:

@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from .storage import Activity
-from .storage import Event
-from .storage import Registration
+from ..storage import Activity
+from ..storage import Event
+from ..storage import Registration
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
 UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue")

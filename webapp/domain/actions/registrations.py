@@ -15,20 +15,25 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from ...storage import Confirmation
+from ...storage import Registration
+from ...storage import Storage
+from ...webmcp.result import Status
+from ...webmcp.result import ToolResult
+from ...webmcp.result import conflict
+from ...webmcp.result import not_found
+from ..projections import activity_view
+from ..projections import event_details
 from ..projections import event_state
 from ..projections import event_url
 from ..projections import local_time
 from ..projections import mask_email
 from ..projections import registration_summary
 from ..projections import registration_view
-from ..storage import Confirmation
-from ..storage import Registration
-from ..storage import Storage
-from ..webmcp.result import Status
-from ..webmcp.result import ToolResult
-from ..webmcp.result import conflict
-from ..webmcp.result import not_found
+from ..schemas import ConfirmCancellationInput
+from ..schemas import ConfirmInput
 from . import ActionContext
+from . import action
 from .events import unknown_event
 
 CONFIRMATION_LIFETIME = timedelta(minutes=5)
@@ -52,7 +57,7 @@ def own_registration(db: Storage, registration_id: str, visitor_id: str | None
     return registration
 
 
-def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str,
+def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
                   target: str, payload: dict[str, Any], review: dict[str, Any], button: str,
                   message: str, untrusted: tuple[str, ...]) -> ToolResult:
     """Hold a write for a person: store its single-use confirmation and answer with the review.
@@ -67,7 +72,7 @@ def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str
         token_hash=hash_token(token), visitor_id=ctx.visitor_id, action=confirms,
         target_id=target, created_at=ctx.now, expires_at=expires, payload=payload))
     return ToolResult(
-        action=action,
+        action=name,
         status=Status.CONFIRMATION_REQUIRED,
         message=message,
         data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)}},
@@ -79,60 +84,62 @@ def _await_person(db: Storage, ctx: ActionContext, *, action: str, confirms: str
     )
 
 
-def _own_confirmation(db: Storage, token: str, ctx: ActionContext, action: str,
+def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
                       target: str | None = None) -> Confirmation | ToolResult:
-    """The visitor's confirmation for `action` (and `target`), or the not_found refusing it.
+    """The visitor's confirmation for action `name` (and `target`), or the not_found refusing it.
 
     Another visitor's token, a token for another action or target, and an unknown token all
     look the same: not_found, revealing nothing.
     """
     confirmation = db.get_confirmation(hash_token(token))
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
-            or confirmation.action != action
+            or confirmation.action != name
             or (target is not None and confirmation.target_id != target)):
-        return not_found(action, "This confirmation does not exist.",
+        return not_found(name, "This confirmation does not exist.",
                          next_action="Stop and tell the user; they can start again.")
     return confirmation
 
 
-def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, action: str
+def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
                       ) -> ToolResult | None:
     """The conflict refusing a confirmation already used or out of time, else None."""
     if confirmation.used_at is not None:
-        return conflict(action, "This confirmation was already used.")
+        return conflict(name, "This confirmation was already used.")
     if confirmation.expires_at <= ctx.now:
-        return conflict(action, "This confirmation expired after five minutes. "
+        return conflict(name, "This confirmation expired after five minutes. "
                                 "Prepare it again to get a new one.")
     return None
 
 
-def _closed_or_full(action: str, state: str) -> ToolResult | None:
+def _closed_or_full(name: str, state: str) -> ToolResult | None:
     if state == "full":
-        return conflict(action, "This event is full: no seat is left.",
+        return conflict(name, "This event is full: no seat is left.",
                         next_action="Tell the user the event is full; do not retry.")
     if state == "closed":
-        return conflict(action, "Registration for this event is closed.",
+        return conflict(name, "Registration for this event is closed.",
                         next_action="Tell the user registration is closed; do not retry.")
     return None
 
 
+@action("prepare_event_registration",
+        answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
                                ) -> ToolResult:
     """Check that the visitor can register and hold the details for a person to confirm."""
-    action = "prepare_event_registration"
+    name = "prepare_event_registration"
     assert ctx.visitor_id is not None, "registering needs a visitor"
     event = db.get_event(params["event_id"], count_seats=True)
     if event is None:
-        return unknown_event(action)
-    refused = _closed_or_full(action, event_state(event, ctx.now))
+        return unknown_event(name)
+    refused = _closed_or_full(name, event_state(event, ctx.now))
     if refused:
         return refused
     if db.active_registration(ctx.visitor_id, event.id):
-        return conflict(action, "You are already registered for this event.",
+        return conflict(name, "You are already registered for this event.",
                         next_action="Tell the user they are already registered; see "
                                     "/registrations.")
     return _await_person(
-        db, ctx, action=action, confirms=CONFIRM_REGISTRATION, target=event.id,
+        db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id,
         payload={"attendeeName": params["attendee_name"], "email": params["email"]},
         review={
             "event": {"id": event.id, "url": event_url(event.id), "title": event.title,
@@ -146,25 +153,27 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
         untrusted=("data.review.event.title", "data.review.event.venue"))
 
 
+@action(CONFIRM_REGISTRATION, schema=ConfirmInput, creates=True,
+        answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
 def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
                          ) -> ToolResult:
     """A person confirms: spend the token and take one seat, re-checking everything."""
-    action = CONFIRM_REGISTRATION
+    name = CONFIRM_REGISTRATION
     with db.transaction():
-        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, action)
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name)
         if isinstance(confirmation, ToolResult):
             return confirmation
-        refused = _spent_or_expired(confirmation, ctx, action)
+        refused = _spent_or_expired(confirmation, ctx, name)
         if refused:
             return refused
         event = db.get_event(confirmation.target_id, count_seats=True, for_update=True)
         if event is None:
-            return unknown_event(action)
-        refused = _closed_or_full(action, event_state(event, ctx.now))
+            return unknown_event(name)
+        refused = _closed_or_full(name, event_state(event, ctx.now))
         if refused:
             return refused
         if db.active_registration(confirmation.visitor_id, event.id):
-            return conflict(action, "You are already registered for this event.")
+            return conflict(name, "You are already registered for this event.")
         registration = Registration(
             id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
             visitor_id=confirmation.visitor_id,
@@ -173,28 +182,29 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
         db.create_registration(registration)
         db.use_confirmation(confirmation.token_hash, ctx.now)
     return ToolResult(
-        action=action,
+        action=name,
         status=Status.SUCCESS,
         message="You are registered: one seat is yours.",
         data={"registration": registration_view(registration)},
         next_action="Done. The registration is listed under My registrations.",
         target=registration.id,
-        http_status=201,
     )
 
 
+@action("prepare_registration_cancellation",
+        answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
                                       ctx: ActionContext) -> ToolResult:
     """Check the registration can be cancelled and hold it for a person to confirm."""
-    action = "prepare_registration_cancellation"
+    name = "prepare_registration_cancellation"
     registration = own_registration(db, params["registration_id"], ctx.visitor_id)
     if registration is None:
-        return not_found(action, "You have no registration with this id.",
+        return not_found(name, "You have no registration with this id.",
                          next_action="Use an id from the list on this page; never guess ids.")
     if registration.state != "active":
-        return conflict(action, "This registration is already cancelled.")
+        return conflict(name, "This registration is already cancelled.")
     return _await_person(
-        db, ctx, action=action, confirms=CONFIRM_CANCELLATION, target=registration.id,
+        db, ctx, name=name, confirms=CONFIRM_CANCELLATION, target=registration.id,
         payload={},
         review={
             "registration": registration_summary(registration, ctx.timezone),
@@ -205,28 +215,30 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
         untrusted=("data.review.registration.eventTitle",))
 
 
+@action(CONFIRM_CANCELLATION, schema=ConfirmCancellationInput,
+        answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
 def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
                          ) -> ToolResult:
     """A person confirms: cancel once and free one seat; a repeat frees nothing."""
-    action = CONFIRM_CANCELLATION
+    name = CONFIRM_CANCELLATION
     with db.transaction():
-        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, action,
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
                                          target=params["registration_id"])
         if isinstance(confirmation, ToolResult):
             return confirmation
         registration = db.get_registration(confirmation.target_id)
         if registration is None:
-            return not_found(action, "This registration does not exist.")
+            return not_found(name, "This registration does not exist.")
         already = registration.state == "cancelled"
         if not already:
-            refused = _spent_or_expired(confirmation, ctx, action)
+            refused = _spent_or_expired(confirmation, ctx, name)
             if refused:
                 return refused
             db.cancel_registration(registration.id, ctx.now)
             db.use_confirmation(confirmation.token_hash, ctx.now)
             registration = replace(registration, state="cancelled", cancelled_at=ctx.now)
     return ToolResult(
-        action=action,
+        action=name,
         status=Status.SUCCESS,
         message=("It was already cancelled; nothing changed." if already
                  else "Your registration is cancelled and its seat is free again."),
@@ -234,3 +246,37 @@ def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
         next_action="Done.",
         target=registration.id,
     )
+
+
+def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
+    """What an event's registration page shows: the event, and the visitor's active
+    registration for it if they have one; None when there is no such event."""
+    event = db.get_event(event_id, count_seats=True)
+    if event is None:
+        return None
+    existing = (db.active_registration(ctx.visitor_id, event_id) if ctx.visitor_id
+                else None)
+    return {"event": event_details(event, ctx.now, ctx.timezone),
+            "existing": registration_view(existing) if existing else None}
+
+
+def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
+                           ) -> dict[str, Any]:
+    """The visitor's registrations (active, then cancelled) and their latest activity."""
+    if ctx.visitor_id is None:
+        return {"active": [], "cancelled": [], "activity": []}
+    registrations = [registration_summary(r, ctx.timezone)
+                     for r in db.visitor_registrations(ctx.visitor_id)]
+    return {
+        "active": [r for r in registrations if r["state"] == "active"],
+        "cancelled": [r for r in registrations if r["state"] == "cancelled"],
+        "activity": [activity_view(entry, ctx.timezone)
+                     for entry in db.recent_activity(ctx.visitor_id, activity_shown)],
+    }
+
+
+def registration_details(db: Storage, registration_id: str, ctx: ActionContext
+                         ) -> dict[str, Any] | None:
+    """One of the visitor's registrations as its page shows it (another visitor's is None)."""
+    found = own_registration(db, registration_id, ctx.visitor_id)
+    return registration_summary(found, ctx.timezone) if found else None

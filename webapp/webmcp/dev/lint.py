@@ -35,9 +35,9 @@ from jinja2 import meta
 from jinja2 import nodes
 from werkzeug.routing import Map
 
-from .catalog import TOOL_NAME_RE
-from .catalog import Catalog
-from .catalog import Tool
+from ..catalog import TOOL_NAME_RE
+from ..catalog import Catalog
+from ..catalog import Tool
 from .patterns import is_valid_pattern
 from .schema import Parameter
 from .schema import expected_input_schema

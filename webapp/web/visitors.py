@@ -10,8 +10,8 @@ from datetime import timedelta
 from flask import current_app
 from flask import session
 
-from .db import site_now
-from .storage import Storage
+from ..clock import site_now
+from ..storage import Storage
 
 VISITOR_KEY = "visitor"
 

@@ -11,9 +11,12 @@ from bs4 import BeautifulSoup
 from flask import Flask
 from flask import current_app
 from flask.cli import AppGroup
+from werkzeug.utils import import_string
 
+from ..routes import offering_routes
 from .lint import RULES
 from .lint import Linter
+from .lint import Samples
 from .schema import expected_input_schema
 from .schema import page_context
 
@@ -39,7 +42,7 @@ webmcp_cli = AppGroup("webmcp", help="WebMCP declarative forms: lint templates, 
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 def lint_command(paths: tuple[Path, ...]) -> None:
     extension = current_app.extensions["webmcp"]
-    linter = Linter(current_app, extension.catalog, extension.samples)
+    linter = Linter(current_app, extension.catalog, site_samples(current_app))
     findings = linter.run(paths)
     for finding in findings:
         click.echo(str(finding))
@@ -54,6 +57,12 @@ def manifest_command() -> None:
     click.echo(json.dumps(manifest(current_app), indent=2, ensure_ascii=False))
 
 
+def site_samples(app: Flask) -> Samples | None:
+    """The function that renders the site's sample pages (named by `WebMCP(samples=...)`)."""
+    name = app.extensions["webmcp"].samples
+    return import_string(name) if name else None
+
+
 def manifest(app: Flask) -> dict[str, Any]:
     """The catalog as data: every tool, and the schema its form offers on each page route.
 
@@ -62,8 +71,10 @@ def manifest(app: Flask) -> dict[str, Any]:
     the tools do.
     """
     extension = app.extensions["webmcp"]
+    samples = site_samples(app)
+    offered = offering_routes(app)
     forms: dict[str, dict[str, dict[str, Any]]] = {tool.name: {} for tool in extension.catalog}
-    for page in extension.samples(app) if extension.samples else ():
+    for page in samples(app) if samples else ():
         soup = BeautifulSoup(page.html, "html.parser")
         for form in soup.select("form[toolname]"):
             tool = extension.catalog[form["toolname"]]
@@ -81,6 +92,6 @@ def manifest(app: Flask) -> dict[str, Any]:
         "description": tool.description,
         "autosubmit": tool.autosubmit,
         "writes": tool.writes,
-        "pages": list(tool.pages),
+        "pages": offered.get(tool.name, []),
         "forms": sorted(forms[tool.name].values(), key=lambda form: form["route"]),
     } for tool in extension.catalog]}

@@ -41,12 +41,12 @@ from bs4 import Tag
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map
 
-from .catalog import TOOL_NAME_RE
-from .catalog import Tool
-from .forms import Control
-from .forms import agent_fields
-from .forms import controls_for
-from .forms import takes_page_choices
+from ..catalog import TOOL_NAME_RE
+from ..catalog import Tool
+from ..forms import Control
+from ..forms import agent_fields
+from ..forms import controls_for
+from ..forms import takes_page_choices
 from .patterns import is_valid_pattern
 
 Schema = dict[str, Any]

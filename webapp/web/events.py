@@ -8,19 +8,20 @@ from flask import Blueprint
 from flask import redirect
 from flask import url_for
 
-from .actions import events as actions
-from .db import get_db
+from ..domain.actions import events as actions
+from ..storage.connection import get_db
+from ..webmcp.negotiation import is_partial
+from ..webmcp.negotiation import page_result
+from ..webmcp.negotiation import render_post_result
+from ..webmcp.negotiation import render_result
+from ..webmcp.negotiation import wants_json
+from ..webmcp.negotiation import with_vary
+from ..webmcp.result import Status
+from ..webmcp.routes import tool_route
+from .calls import action_context
+from .calls import run_tool
 from .errors import render_error
-from .tooling import acts_as
-from .tooling import run_tool
 from .visitors import live_visitor
-from .webmcp.negotiation import is_partial
-from .webmcp.negotiation import page_result
-from .webmcp.negotiation import render_post_result
-from .webmcp.negotiation import render_result
-from .webmcp.negotiation import wants_json
-from .webmcp.negotiation import with_vary
-from .webmcp.result import Status
 
 bp = Blueprint("events", __name__)
 
@@ -28,25 +29,24 @@ bp = Blueprint("events", __name__)
 def is_saved(event_id: str) -> bool:
     """Whether the visitor of this request (if their session is alive) saved the event."""
     db = get_db()
-    visitor_id = live_visitor(db)
-    return visitor_id is not None and db.is_saved(visitor_id, event_id)
+    return actions.is_saved(db, event_id, action_context(live_visitor(db)))
 
 
-@bp.get("/events")
-@acts_as("search_events")
+@tool_route(bp, "/events", actions.search_events,
+            offers=("search_events", "get_event_details"))
 def search():
     """Search upcoming events: JSON, the results partial (active search) or the whole page."""
-    result, submitted = run_tool(actions.search_events)
+    result, submitted = run_tool()
     return render_result(result, "events/index.html", "events/_results.html",
                          values=submitted, errors=result.errors or {})
 
 
-@bp.get("/events/<event_id>")
-@acts_as("get_event_details")
+@tool_route(bp, "/events/<event_id>", actions.get_event_details,
+            offers=("get_event_details", "save_event"))
 def detail(event_id: str):
     """One event's page; its JSON-LD is the details (or the result a POST carried here)."""
-    details, _ = run_tool(actions.get_event_details, bound={"event_id": event_id})
-    if details.status is not Status.SUCCESS:
+    details, _ = run_tool(bound={"event_id": event_id})
+    if details.status is not Status.SUCCESS or details.data is None:
         return render_error(details)
     shown = page_result(details)
     return render_result(shown, "events/detail.html", "events/_details.html",
@@ -54,25 +54,24 @@ def detail(event_id: str):
                          save_result=shown if shown.action == "save_event" else None)
 
 
-@bp.get("/events/details")
-@acts_as("get_event_details")
+@tool_route(bp, "/events/details", actions.get_event_details, offers=("save_event",))
 def preview():
     """An event chosen among the listed results: the preview pane, or (no JS) its page."""
-    result, _ = run_tool(actions.get_event_details)
-    if result.status is not Status.SUCCESS:
+    result, _ = run_tool()
+    if result.status is not Status.SUCCESS or result.data is None:
         return render_error(result)
+    event = result.data["event"]
     if not wants_json() and not is_partial():
-        return with_vary(redirect(result.data["event"]["url"], code=303))
+        return with_vary(redirect(event["url"], code=303))
     return render_result(result, "events/detail.html", "events/_preview.html",
-                         event=result.data["event"], saved=is_saved(result.target),
-                         save_result=None)
+                         event=event, saved=is_saved(event["id"]), save_result=None)
 
 
-@bp.post("/events/<event_id>/save")
-@acts_as("save_event")
+@tool_route(bp, "/events/<event_id>/save", actions.save_event, methods=("POST",),
+            offers=("save_event",))
 def save(event_id: str):
     """Save the event for the visitor (idempotent)."""
-    result, _ = run_tool(actions.save_event, bound={"event_id": event_id}, writes=True)
+    result, _ = run_tool(bound={"event_id": event_id})
     return render_post_result(result, "error.html", "events/_save.html",
                               redirect_to=url_for(".detail", event_id=event_id),
                               event_id=event_id, saved=result.status is Status.SUCCESS,

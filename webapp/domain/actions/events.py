@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from datetime import datetime
 from datetime import time
@@ -9,18 +10,20 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ...storage import EventQuery
+from ...storage import Storage
+from ...webmcp.result import Status
+from ...webmcp.result import ToolResult
+from ...webmcp.result import not_found
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary
 from ..projections import register_url
 from ..schemas import PAGE_SIZE
+from ..schemas import SaveEventInput
 from ..schemas import SearchEventsInput
-from ..storage import EventQuery
-from ..storage import Storage
-from ..webmcp.result import Status
-from ..webmcp.result import ToolResult
-from ..webmcp.result import not_found
 from . import ActionContext
+from . import action
 
 # Every input of the search but the page number is a filter the caller applied.
 SEARCH_FILTERS = tuple(name for name in SearchEventsInput().fields if name != "page")
@@ -50,6 +53,7 @@ def event_query(params: dict[str, Any], now: datetime, timezone: ZoneInfo) -> Ev
     )
 
 
+@action("search_events", answers=(Status.SUCCESS, Status.NO_RESULTS))
 def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """Upcoming events matching every filter given, soonest first, a page at a time."""
     applied = {name: _as_json(params[name]) for name in SEARCH_FILTERS if name in params}
@@ -64,25 +68,24 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
         "hasMore": found.has_more,
         "events": [event_summary(event, ctx.timezone) for event in found.events],
     }
-    common = {"action": "search_events", "data": data, "applied_filters": applied,
-              "constraints_relaxed": False}
+    answer = ToolResult(action="search_events", status=Status.SUCCESS, data=data,
+                        applied_filters=applied, constraints_relaxed=False,
+                        message=_found_message(found.count, found.count_capped, page,
+                                               len(found.events)),
+                        next_action="For one event in full, call get_event_details with its "
+                                    "id as given; never invent ids.",
+                        untrusted_fields=("data.events[].title", "data.events[].summary"))
     if found.count == 0:
-        return ToolResult(
+        return replace(
+            answer,
             status=Status.NO_RESULTS,
             message="No upcoming event matches all the conditions given.",
             requires_user_decision=True,
             next_action=("Tell the user that nothing matched and ask before removing or "
                          "changing any condition; do not relax the conditions yourself."),
-            **common,
+            untrusted_fields=(),
         )
-    return ToolResult(
-        status=Status.SUCCESS,
-        message=_found_message(found.count, found.count_capped, page, len(found.events)),
-        next_action="For one event in full, call get_event_details with its id as given; "
-                    "never invent ids.",
-        untrusted_fields=("data.events[].title", "data.events[].summary"),
-        **common,
-    )
+    return answer
 
 
 def first_index(page: int) -> int:
@@ -100,13 +103,14 @@ def _found_message(count: int, capped: bool, page: int, shown: int) -> str:
             if total != "1" else "Found 1 upcoming event.")
 
 
-def unknown_event(action: str) -> ToolResult:
-    """The answer for an event id that does not exist."""
-    return not_found(action, "There is no event with this id.",
+def unknown_event(name: str) -> ToolResult:
+    """The answer of action `name` for an event id that does not exist."""
+    return not_found(name, "There is no event with this id.",
                      next_action="Use an event id exactly as search_events returned it; "
                                  "never guess or alter ids.")
 
 
+@action("get_event_details", answers=(Status.SUCCESS, Status.NOT_FOUND))
 def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """Everything about one event, with its seats counted now."""
     event = db.get_event(params["event_id"], count_seats=True)
@@ -130,6 +134,7 @@ def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -
     )
 
 
+@action("save_event", answers=(Status.SUCCESS, Status.NOT_FOUND))
 def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """Save an event for the visitor; saving it again changes nothing."""
     assert ctx.visitor_id is not None, "saving needs a visitor"
@@ -148,6 +153,8 @@ def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolR
     )
 
 
+@action("remove_saved_event", answers=(Status.SUCCESS, Status.NOT_FOUND),
+        schema=SaveEventInput)
 def remove_saved_event(db: Storage, params: dict[str, Any], ctx: ActionContext
                        ) -> ToolResult:
     """Take an event off the visitor's saved list (a person's action, not a tool)."""
@@ -158,3 +165,15 @@ def remove_saved_event(db: Storage, params: dict[str, Any], ctx: ActionContext
     return ToolResult(action="remove_saved_event", status=Status.SUCCESS,
                       message="Removed from your saved list.",
                       data={"eventId": params["event_id"]}, target=params["event_id"])
+
+
+def is_saved(db: Storage, event_id: str, ctx: ActionContext) -> bool:
+    """Whether the visitor (if any) saved the event: what an event's save button says."""
+    return ctx.visitor_id is not None and db.is_saved(ctx.visitor_id, event_id)
+
+
+def saved_events(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
+    """The visitor's saved events, soonest first, as search items."""
+    if ctx.visitor_id is None:
+        return []
+    return [event_summary(event, ctx.timezone) for event in db.saved_events(ctx.visitor_id)]

@@ -4,13 +4,13 @@ Confirming a registration or a cancellation is deliberately *not* a tool: only a
 finishes a write that takes or gives up a seat.
 """
 
+from ..webmcp.catalog import Catalog
+from ..webmcp.catalog import Tool
 from .schemas import GetEventDetailsInput
 from .schemas import PrepareEventRegistrationInput
 from .schemas import PrepareRegistrationCancellationInput
 from .schemas import SaveEventInput
 from .schemas import SearchEventsInput
-from .webmcp.catalog import Catalog
-from .webmcp.catalog import Tool
 
 CATALOG = Catalog([
     Tool(
@@ -23,7 +23,6 @@ CATALOG = Catalog([
             "Results carry opaque event ids for get_event_details."),
         schema=SearchEventsInput,
         autosubmit=True,
-        pages=("/events",),
     ),
     Tool(
         name="get_event_details",
@@ -33,7 +32,6 @@ CATALOG = Catalog([
             "remaining seats and whether registration is open. Changes nothing."),
         schema=GetEventDetailsInput,
         autosubmit=True,
-        pages=("/events", "/events/<event_id>"),
     ),
     Tool(
         name="save_event",
@@ -43,7 +41,6 @@ CATALOG = Catalog([
             "nothing and says it was already saved."),
         schema=SaveEventInput,
         autosubmit=True,
-        pages=("/events", "/events/<event_id>"),
         writes="a saved mark (idempotent)",
     ),
     Tool(
@@ -54,7 +51,6 @@ CATALOG = Catalog([
             "review. It does not register anyone: only the user can confirm, on the page."),
         schema=PrepareEventRegistrationInput,
         autosubmit=True,
-        pages=("/events/<event_id>/register",),
         writes="a pending confirmation only",
     ),
     Tool(
@@ -65,7 +61,6 @@ CATALOG = Catalog([
             "confirmation dialog. It does not cancel: only the user can confirm, on the page."),
         schema=PrepareRegistrationCancellationInput,
         autosubmit=True,
-        pages=("/registrations",),
         writes="a pending confirmation only",
     ),
 ])

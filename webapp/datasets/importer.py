@@ -25,13 +25,13 @@ from marshmallow import post_load
 from marshmallow import validate
 from marshmallow import validates_schema
 
-from .schemas import EVENT_ID
-from .schemas import LEVELS
-from .schemas import LOCATIONS
-from .schemas import PRICES
-from .schemas import one_of
-from .storage import Event
-from .webmcp.inputs import flatten_messages
+from ..domain.schemas import EVENT_ID
+from ..domain.schemas import LEVELS
+from ..domain.schemas import LOCATIONS
+from ..domain.schemas import PRICES
+from ..domain.schemas import one_of
+from ..storage import Event
+from ..webmcp.inputs import flatten_messages
 
 
 class ImportProblem(Exception):

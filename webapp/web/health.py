@@ -9,7 +9,7 @@ from flask import Blueprint
 from flask import current_app
 from flask import jsonify
 
-from . import PROJECT_ROOT
+from ..config import SITE_ROOT
 
 bp = Blueprint("health", __name__, url_prefix="/health")
 GIT_COMMIT = "webapp.git_commit"
@@ -40,7 +40,7 @@ def _commit() -> str:
 def _git_commit() -> str:
     """HEAD of the checkout the app runs from, or "unknown"."""
     try:
-        found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, timeout=2,
+        found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=SITE_ROOT, timeout=2,
                                capture_output=True, text=True, check=True)
     except (OSError, subprocess.SubprocessError):
         return "unknown"

@@ -13,16 +13,16 @@ from flask import url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from .storage import StorageError
-from .tooling import current_action
-from .webmcp.negotiation import render_result
-from .webmcp.result import Status
-from .webmcp.result import ToolResult
-from .webmcp.result import internal_error
-from .webmcp.result import invalid_input
-from .webmcp.result import not_found
-from .webmcp.result import rate_limited
-from .webmcp.result import session_expired
+from ..storage import StorageError
+from ..webmcp.negotiation import render_result
+from ..webmcp.result import Status
+from ..webmcp.result import ToolResult
+from ..webmcp.result import internal_error
+from ..webmcp.result import invalid_input
+from ..webmcp.result import not_found
+from ..webmcp.result import rate_limited
+from ..webmcp.result import session_expired
+from ..webmcp.routes import current_action
 
 # The heading people read above an error's message.
 HEADINGS = {

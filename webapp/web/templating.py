@@ -6,10 +6,10 @@ from datetime import datetime
 
 from flask import Flask
 
-from .projections import register_url
-from .schemas import LEVELS
-from .schemas import LOCATIONS
-from .schemas import PRICES
+from ..domain.projections import register_url
+from ..domain.schemas import LEVELS
+from ..domain.schemas import LOCATIONS
+from ..domain.schemas import PRICES
 
 
 def when(iso: str | None, with_time: bool = True) -> str:

@@ -1,0 +1,1 @@
+"""What only development needs of the site itself: the sample pages the linter checks."""

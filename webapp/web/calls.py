@@ -1,0 +1,104 @@
+"""What every tool route does the same way: read and validate the input, find the visitor,
+run the route's action (declared with `webmcp.routes.tool_route`), log the call, and map
+storage failures to a safe `internal_error`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+from flask import request
+
+from ..clock import site_now
+from ..clock import site_timezone
+from ..domain.actions import Action
+from ..domain.actions import ActionContext
+from ..storage import Activity
+from ..storage import StorageError
+from ..storage.connection import get_db
+from ..webmcp.inputs import InputError
+from ..webmcp.inputs import load_input
+from ..webmcp.inputs import read_input
+from ..webmcp.result import ToolResult
+from ..webmcp.result import internal_error
+from ..webmcp.result import invalid_input
+from ..webmcp.result import not_found
+from ..webmcp.result import session_expired
+from ..webmcp.routes import current_role
+from .visitors import SessionExpired
+from .visitors import cookie_visitor
+from .visitors import visitor_for_write
+
+# The JS bridge marks the requests it sends for an agent-invoked submit with this header.
+AGENT_HEADER = "WebMCP-Agent-Invoked"
+
+
+def request_source() -> str:
+    """"agent" when the bridge sent this request for an agent, else "human"."""
+    return "agent" if request.headers.get(AGENT_HEADER) == "true" else "human"
+
+
+def action_context(visitor_id: str | None, source: str = "human") -> ActionContext:
+    """The context of the current request."""
+    return ActionContext(
+        now=site_now(),
+        timezone=site_timezone(),
+        source=source,
+        visitor_id=visitor_id,
+        search_count_cap=current_app.config["SEARCH_COUNT_CAP"],
+    )
+
+
+def run_tool(bound: dict[str, Any] | None = None) -> tuple[ToolResult, dict[str, Any]]:
+    """Validate the request's input, run the route's action on it and log the call.
+
+    A POST is a write: it needs a live visitor (created on the first write). Values `bound`
+    by the page address that do not validate mean there is nothing at that address:
+    not_found, like an unknown id. Returns the result and the input as submitted (to show it
+    again in the form).
+    """
+    role = current_role()
+    if role is None or not isinstance(role.action, Action):
+        raise LookupError("run_tool() needs a route declared with tool_route()")
+    action = role.action
+    source = request_source()
+    submitted: dict[str, Any] = {}
+    visitor_id = cookie_visitor()
+    try:
+        submitted = read_input()
+        params = load_input(action.schema, submitted, bound)
+    except InputError as error:
+        if bound and set(error.errors) <= set(bound) - set(submitted):
+            result = not_found(action.name, "There is nothing at this address.",
+                               next_action="Use ids exactly as the site gave them; never guess.")
+        else:
+            result = invalid_input(action.name, error.errors)
+    else:
+        try:
+            db = get_db()
+            if request.method == "POST":
+                visitor_id = visitor_for_write(db)
+            result = action(db, params, action_context(visitor_id, source))
+        except SessionExpired:
+            result = session_expired(action.name)
+        except StorageError:
+            current_app.logger.exception("%s failed in storage", action.name)
+            result = internal_error(action.name)
+    record(Activity(at=site_now(), visitor_id=visitor_id, source=source, action=action.name,
+                    status=result.status.word, target_id=result.target))
+    return result, submitted
+
+
+def record(entry: Activity) -> None:
+    """Log a call in the visitor's activity (who, what, outcome, target; no free text).
+
+    Nobody can read an anonymous line, so calls without a visitor are not logged; a failure
+    to log never fails the call.
+    """
+    if entry.visitor_id is None:
+        return
+    try:
+        get_db().record_activity(entry)
+    except StorageError:
+        current_app.logger.exception("could not record the activity of %s", entry.action)

@@ -1,0 +1,75 @@
+"""`GET /openapi.json`: every route that runs an action, as OpenAPI 3.1.
+
+Derived from the route declarations (`routes.tool_route`): each route's input is the schema
+its action validates with, and its answers are the statuses its action declares plus those
+every call of its kind may meet (DESIGN.md §4 gives their HTTP codes).
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any
+
+from flask import Blueprint
+from flask import Flask
+from flask import current_app
+from flask import jsonify
+from werkzeug.routing import Rule
+
+from ..domain.catalog import CATALOG
+from ..webmcp.result import Status
+from ..webmcp.routes import RoutedAction
+from ..webmcp.routes import page_route
+from ..webmcp.routes import route_roles
+
+bp = Blueprint("openapi", __name__)
+
+DESCRIPTION = (
+    "The routes behind the site's WebMCP tool forms and its human-only confirm forms. Every "
+    "route answers the same result envelope: as JSON when the request prefers "
+    "application/json, otherwise as an HTML page or htmx partial embedding it as JSON-LD. "
+    "Confirm routes are for people: no agent tool submits them.")
+
+
+def route_answers(rule: Rule, action: RoutedAction) -> tuple[Status, ...]:
+    """Every status a route can answer: its action's, and those of any call of its kind."""
+    answers = [*action.answers, Status.INVALID_INPUT, Status.INTERNAL_ERROR]
+    if rule.arguments:
+        answers.append(Status.NOT_FOUND)  # an id in the address that cannot be one
+    if "POST" in (rule.methods or ()):
+        # A write needs a live session with its form token, and is rate limited.
+        answers += [Status.SESSION_EXPIRED, Status.RATE_LIMITED]
+    return tuple(status for status in Status if status in answers)
+
+
+def openapi_document(app: Flask) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of `app`'s routes that run an action."""
+    # The generator is only needed by this rarely asked route: import it on first use.
+    from ..webmcp.apidoc import Operation
+    from ..webmcp.apidoc import add_operation
+    from ..webmcp.apidoc import new_spec
+
+    spec = new_spec("webmcp-events", metadata.version("webmcp-events"), DESCRIPTION)
+    for rule, role in route_roles(app):
+        action = role.action
+        if action is None:
+            continue
+        is_tool = action.name in CATALOG
+        if is_tool:
+            tool = CATALOG[action.name]
+            summary, description = tool.title, tool.description
+        else:
+            doc = app.view_functions[rule.endpoint].__doc__ or ""
+            summary, _, more = doc.partition("\n")
+            summary, description = summary.strip(), more.strip() or summary.strip()
+        add_operation(spec, Operation(
+            rule, "post" if "POST" in (rule.methods or ()) else "get", action.schema, summary,
+            description, route_answers(rule, action),
+            tool=action.name if is_tool else None, created=action.creates))
+    return spec.to_dict()
+
+
+@page_route(bp, "/openapi.json", "openapi")
+def openapi_json():
+    """The document, generated from the schemas on each request (it is small)."""
+    return jsonify(openapi_document(current_app))

@@ -1,0 +1,126 @@
+"""Tool routes, declared once: what an address runs and which tool forms its answers show.
+
+    @tool_route(bp, "/events", search_events, offers=("search_events", "get_event_details"))
+    def search(): ...
+
+The declaration is the one place that ties a route to its action. Error answers at the
+address are named after it (`current_action`), an OpenAPI document can be derived from it,
+and the manifest, the linter and the sample pages learn from it which pages offer which tools
+(`route_roles`, `offering_routes`). Nothing is stored but on the view functions themselves,
+so every app (and every worker) that registers the blueprint sees the same declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
+
+from flask import Blueprint
+from flask import Flask
+from flask import current_app
+from flask import request
+from marshmallow import Schema
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Rule
+
+from .result import Status
+
+# Where a view keeps its declaration.
+ROLE = "webmcp_route_role"
+
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+class RoutedAction(Protocol):
+    """What a route needs to know of the action it runs."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def schema(self) -> type[Schema]: ...
+
+    @property
+    def answers(self) -> tuple[Status, ...]: ...
+
+    @property
+    def creates(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class RouteRole:
+    """What one route does: the action it runs (None for a page that only shows forms), the
+    name its answers go by, and the tools whose forms its page or partial shows."""
+
+    name: str
+    action: RoutedAction | None
+    offers: tuple[str, ...]
+
+
+def tool_route(bp: Blueprint, rule: str, action: RoutedAction, *,
+               methods: Iterable[str] = ("GET",), offers: Iterable[str] = ()
+               ) -> Callable[[View], View]:
+    """Route `rule` to the decorated view, which runs `action` (a tool or a human-only step)."""
+    return _route(bp, rule, RouteRole(action.name, action, tuple(offers)), methods)
+
+
+def page_route(bp: Blueprint, rule: str, name: str, *, offers: Iterable[str] = ()
+               ) -> Callable[[View], View]:
+    """Route `rule` to a page that runs no action; its error answers go by `name`."""
+    return _route(bp, rule, RouteRole(name, None, tuple(offers)), ("GET",))
+
+
+def _route(bp: Blueprint, rule: str, role: RouteRole, methods: Iterable[str]
+           ) -> Callable[[View], View]:
+    def register(view: View) -> View:
+        setattr(view, ROLE, role)
+        bp.add_url_rule(rule, view_func=view, methods=list(methods))
+        return view
+
+    return register
+
+
+def route_roles(app: Flask) -> Iterator[tuple[Rule, RouteRole]]:
+    """Every declared route of `app`, with its role."""
+    for rule in app.url_map.iter_rules():
+        role = getattr(app.view_functions[rule.endpoint], ROLE, None)
+        if role is not None:
+            yield rule, role
+
+
+def offering_routes(app: Flask) -> dict[str, list[str]]:
+    """tool name -> the routes whose answers show its form, in the order they were declared."""
+    offered: dict[str, list[str]] = {}
+    for rule, role in route_roles(app):
+        for tool in role.offers:
+            if rule.rule not in offered.setdefault(tool, []):
+                offered[tool].append(rule.rule)
+    return offered
+
+
+def current_role() -> RouteRole | None:
+    """The role of the route handling this request.
+
+    For a request routing refused (a wrong method), the role of the route at that address.
+    """
+    endpoint = request.endpoint
+    if endpoint is None:
+        adapter = current_app.url_map.bind_to_environ(request.environ)
+        for method in ("GET", "POST"):
+            try:
+                endpoint, _ = adapter.match(method=method)
+                break
+            except HTTPException:
+                continue
+    return getattr(current_app.view_functions.get(endpoint or ""), ROLE, None)
+
+
+def current_action(default: str = "request") -> str:
+    """The name the answers of this request go by (see `tool_route`)."""
+    role = current_role()
+    return role.name if role else default
