@@ -23,6 +23,7 @@ from typing import Any
 from flask import Flask
 from flask import redirect
 from flask import url_for
+from werkzeug.wrappers import Response
 
 from . import config
 
@@ -78,7 +79,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.register_blueprint(blueprint)
 
     @app.get("/")
-    def index():
+    def index() -> Response:
         """The events list is the home page."""
         return redirect(url_for("events.search"))
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from flask import Blueprint
+from flask import Response
 from flask import redirect
 from flask import url_for
 
@@ -34,7 +35,7 @@ def is_saved(event_id: str) -> bool:
 
 @tool_route(bp, "/events", actions.search_events,
             offers=("search_events", "get_event_details"))
-def search():
+def search() -> Response:
     """Search upcoming events: JSON, the results partial (active search) or the whole page."""
     result, submitted = run_tool()
     return render_result(result, "events/index.html", "events/_results.html",
@@ -43,7 +44,7 @@ def search():
 
 @tool_route(bp, "/events/<event_id>", actions.get_event_details,
             offers=("get_event_details", "save_event"))
-def detail(event_id: str):
+def detail(event_id: str) -> Response:
     """One event's page; its JSON-LD is the details (or the result a POST carried here)."""
     details, _ = run_tool(bound={"event_id": event_id})
     if details.status is not Status.SUCCESS or details.data is None:
@@ -55,7 +56,7 @@ def detail(event_id: str):
 
 
 @tool_route(bp, "/events/details", actions.get_event_details, offers=("save_event",))
-def preview():
+def preview() -> Response:
     """An event chosen among the listed results: the preview pane, or (no JS) its page."""
     result, _ = run_tool()
     if result.status is not Status.SUCCESS or result.data is None:
@@ -69,7 +70,7 @@ def preview():
 
 @tool_route(bp, "/events/<event_id>/save", actions.save_event, methods=("POST",),
             offers=("save_event",))
-def save(event_id: str):
+def save(event_id: str) -> Response:
     """Save the event for the visitor (idempotent)."""
     result, _ = run_tool(bound={"event_id": event_id})
     return render_post_result(result, "error.html", "events/_save.html",

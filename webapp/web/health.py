@@ -6,6 +6,7 @@ import subprocess
 from importlib import metadata
 
 from flask import Blueprint
+from flask import Response
 from flask import current_app
 from flask import jsonify
 
@@ -16,13 +17,13 @@ GIT_COMMIT = "webapp.git_commit"
 
 
 @bp.get("")
-def health():
+def health() -> Response:
     """Liveness: the process answers (it touches nothing else, so it is the framework floor)."""
     return jsonify(status="ok")
 
 
 @bp.get("/version")
-def version():
+def version() -> Response:
     """The release this process runs: package version and source commit."""
     return jsonify(version=metadata.version("webmcp-events"), commit=_commit())
 
@@ -34,7 +35,8 @@ def _commit() -> str:
     # Asked once per process: where git is missing it would otherwise run on every request.
     if GIT_COMMIT not in current_app.extensions:
         current_app.extensions[GIT_COMMIT] = _git_commit()
-    return current_app.extensions[GIT_COMMIT]
+    commit: str = current_app.extensions[GIT_COMMIT]
+    return commit
 
 
 def _git_commit() -> str:

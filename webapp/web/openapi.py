@@ -12,6 +12,7 @@ from typing import Any
 
 from flask import Blueprint
 from flask import Flask
+from flask import Response
 from flask import current_app
 from flask import jsonify
 from werkzeug.routing import Rule
@@ -70,6 +71,6 @@ def openapi_document(app: Flask) -> dict[str, Any]:
 
 
 @page_route(bp, "/openapi.json", "openapi")
-def openapi_json():
+def openapi_json() -> Response:
     """The document, generated from the schemas on each request (it is small)."""
     return jsonify(openapi_document(current_app))

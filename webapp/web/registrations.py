@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint
+from flask import Response
 from flask import abort
 from flask import render_template
 from flask import url_for
@@ -50,7 +51,7 @@ def _index_context() -> dict[str, Any]:
 
 @page_route(bp, "/events/<event_id>/register", "prepare_event_registration",
             offers=("prepare_event_registration",))
-def register(event_id: str):
+def register(event_id: str) -> Response:
     """The registration form, or (after a prepare without JavaScript) the review to confirm."""
     context = _register_context(event_id)
     return with_vary(render_template("registrations/register.html", result=page_result(),
@@ -59,7 +60,7 @@ def register(event_id: str):
 
 @tool_route(bp, "/events/<event_id>/register", actions.prepare_event_registration,
             methods=("POST",), offers=("prepare_event_registration",))
-def prepare(event_id: str):
+def prepare(event_id: str) -> Response:
     """prepare_event_registration: validate and hold the details for a person to confirm."""
     result, submitted = run_tool(bound={"event_id": event_id})
     if result.status is Status.NOT_FOUND:
@@ -72,7 +73,7 @@ def prepare(event_id: str):
 
 
 @tool_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))
-def confirm():
+def confirm() -> Response:
     """A person confirms a prepared registration (human-only: no tool form)."""
     result, _ = run_tool()
     succeeded = result.status is Status.SUCCESS and result.data is not None
@@ -87,7 +88,7 @@ def confirm():
 
 @page_route(bp, "/registrations", "prepare_registration_cancellation",
             offers=("prepare_registration_cancellation",))
-def index():
+def index() -> Response:
     """The visitor's registrations, the cancellation form and their recent activity."""
     return with_vary(render_template("registrations/index.html", result=page_result(),
                                      values={}, errors={}, **_index_context()))
@@ -95,7 +96,7 @@ def index():
 
 @tool_route(bp, "/registrations/cancellation", actions.prepare_registration_cancellation,
             methods=("POST",), offers=("prepare_registration_cancellation",))
-def prepare_cancellation():
+def prepare_cancellation() -> Response:
     """prepare_registration_cancellation: open the confirmation dialog; nothing is cancelled."""
     result, submitted = run_tool()
     return render_post_result(result, "registrations/index.html",
@@ -106,7 +107,7 @@ def prepare_cancellation():
 
 @tool_route(bp, "/registrations/<registration_id>/cancel", actions.confirm_cancellation,
             methods=("POST",), offers=("prepare_registration_cancellation",))
-def confirm_cancellation(registration_id: str):
+def confirm_cancellation(registration_id: str) -> Response:
     """A person confirms a cancellation (human-only); repeating it changes nothing."""
     result, _ = run_tool(bound={"registration_id": registration_id})
     # The partial is the whole registrations panel: the list and the activity change too.
@@ -116,7 +117,7 @@ def confirm_cancellation(registration_id: str):
 
 
 @page_route(bp, "/registrations/<registration_id>", "view_registration")
-def registration(registration_id: str):
+def registration(registration_id: str) -> Response:
     """One of the visitor's registrations (another visitor's is not found)."""
     db = get_db()
     shown = actions.registration_details(db, registration_id, action_context(live_visitor(db)))

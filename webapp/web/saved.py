@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint
+from flask import Response
 from flask import render_template
 from flask import url_for
 
@@ -21,7 +22,7 @@ bp = Blueprint("saved", __name__)
 
 
 @page_route(bp, "/saved", "view_saved_events")
-def index():
+def index() -> Response:
     """The saved list, soonest first."""
     db = get_db()
     return with_vary(render_template(
@@ -30,7 +31,7 @@ def index():
 
 
 @tool_route(bp, "/saved/<event_id>/remove", actions.remove_saved_event, methods=("POST",))
-def remove(event_id: str):
+def remove(event_id: str) -> Response:
     """Take an event off the list."""
     result, _ = run_tool(bound={"event_id": event_id})
     return render_post_result(result, "error.html", "saved/_removed.html",

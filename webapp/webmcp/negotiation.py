@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from typing import overload
 
 from flask import Response
 from flask import jsonify
@@ -19,6 +20,7 @@ from flask import redirect
 from flask import render_template
 from flask import request
 from flask import session
+from werkzeug.wrappers import Response as BaseResponse
 
 from .result import Status
 from .result import ToolResult
@@ -48,9 +50,10 @@ def is_partial() -> bool:
     )
 
 
-def with_vary(response: Response | str) -> Response:
-    """Mark a response (or a rendered page) as depending on the negotiation headers."""
-    response = make_response(response)
+def with_vary(answer: BaseResponse | str) -> Response:
+    """Mark a response (a redirect, or a rendered page) as depending on the negotiation
+    headers."""
+    response = make_response(answer)
     response.vary.update(VARY_HEADERS)
     return response
 
@@ -91,6 +94,15 @@ def render_post_result(result: ToolResult, page: str, partial: str, redirect_to:
     session[CARRY_KEY] = {"path": redirect_to.split("?")[0], "result": result.to_dict(),
                           "page_only": result.page_only}
     return with_vary(redirect(redirect_to, code=303))
+
+
+# Given a default, there is always a result to show; without one, maybe none.
+@overload
+def page_result(default: ToolResult) -> ToolResult: ...
+
+
+@overload
+def page_result(default: None = None) -> ToolResult | None: ...
 
 
 def page_result(default: ToolResult | None = None) -> ToolResult | None:
