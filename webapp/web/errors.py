@@ -7,11 +7,13 @@ details go to the server log.
 from __future__ import annotations
 
 from flask import Flask
+from flask import Response
 from flask import current_app
 from flask import request
 from flask import url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import MethodNotAllowed
 
 from ..storage import StorageError
 from ..webmcp.negotiation import render_result
@@ -51,12 +53,12 @@ def error_heading(result: ToolResult) -> str:
     return HEADINGS.get(result.status, "Error")
 
 
-def render_error(result: ToolResult):
+def render_error(result: ToolResult) -> Response:
     """Answer with the error envelope: JSON, an htmx partial or a full page."""
     return render_result(result, "error.html", "_error.html")
 
 
-def handle_http_error(error: HTTPException):
+def handle_http_error(error: HTTPException) -> Response:
     """404, 405, 413, 429 and the other HTTP errors, as envelopes."""
     action = current_action()
     code = error.code or 500
@@ -77,23 +79,23 @@ def handle_http_error(error: HTTPException):
     else:
         result = internal_error(action)
     response = render_error(result)
-    if code == 405 and error.valid_methods:
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
         response.headers["Allow"] = ", ".join(error.valid_methods)
     return response
 
 
-def handle_csrf_error(error: CSRFError):
+def handle_csrf_error(error: CSRFError) -> Response:
     """A POST with a missing or stale form token: the session that issued it is gone."""
     return render_error(session_expired(current_action()))
 
 
-def handle_storage_error(error: StorageError):
+def handle_storage_error(error: StorageError) -> Response:
     """The database failed outside a tool run (e.g. while rendering a page)."""
     current_app.logger.exception("storage failure")
     return render_error(internal_error(current_action()))
 
 
-def handle_unexpected(error: Exception):
+def handle_unexpected(error: Exception) -> Response:
     """Any other exception: log it, answer a safe internal_error."""
     current_app.logger.exception("unhandled error")
     return render_error(internal_error(current_action()))
