@@ -73,7 +73,7 @@ class EventPage:
 
 @dataclass(frozen=True)
 class Registration:
-    """A visitor's registration for an event (with the event's title and start, for lists)."""
+    """A visitor's registration for an event, with the event's title and start (for lists)."""
 
     id: str
     event_id: str
@@ -82,9 +82,9 @@ class Registration:
     email: str
     state: str
     created_at: datetime
+    event_title: str
+    event_starts_at: datetime
     cancelled_at: datetime | None = None
-    event_title: str = ""
-    event_starts_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,8 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
             id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
             visitor_id=confirmation.visitor_id,
             attendee_name=confirmation.payload["attendeeName"],
-            email=confirmation.payload["email"], state="active", created_at=ctx.now)
+            email=confirmation.payload["email"], state="active", created_at=ctx.now,
+            event_title=event.title, event_starts_at=event.starts_at)
         db.create_registration(registration)
         db.use_confirmation(confirmation.token_hash, ctx.now)
     return ToolResult(
