@@ -22,6 +22,12 @@ def test_pages_partials_and_json_are_gzipped_when_accepted(client):
         assert "Accept-Encoding" in plain.vary and "Accept-Encoding" in packed.vary
 
 
+def test_gzip_refused_with_quality_zero_is_not_sent(client):
+    for refusal in ("gzip;q=0", "deflate, gzip;q=0", "*;q=0"):
+        answer = client.get("/events", headers={"Accept-Encoding": refusal})
+        assert "Content-Encoding" not in answer.headers, refusal
+
+
 def test_small_answers_are_sent_as_they_are(client):
     health = client.get("/health", headers=GZIP)
     assert "Content-Encoding" not in health.headers

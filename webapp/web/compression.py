@@ -25,7 +25,8 @@ def compress(response: Response) -> Response:
         return response
     response.vary.add("Accept-Encoding")
     body = response.get_data()
-    if len(body) < MINIMUM_BYTES or "gzip" not in request.accept_encodings:
+    # By quality: "gzip;q=0" is listed, yet it says the client refuses gzip.
+    if len(body) < MINIMUM_BYTES or request.accept_encodings.quality("gzip") == 0:
         return response
     response.set_data(gzip.compress(body, LEVEL, mtime=0))
     response.headers["Content-Encoding"] = "gzip"
