@@ -5,6 +5,7 @@ Every part of the site that reasons about time reads it here, so tests can set t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -19,7 +20,8 @@ def site_timezone() -> ZoneInfo:
 
 def site_now() -> datetime:
     """The current time, from the app's clock."""
-    return current_app.config["CLOCK"]()
+    clock: Callable[[], datetime] = current_app.config["CLOCK"]
+    return clock()
 
 
 def site_today() -> date:

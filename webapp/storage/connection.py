@@ -41,7 +41,8 @@ def get_db() -> SQLiteStorage:
         config = current_app.config
         g.db, g.db_file = current_app.extensions[POOL].acquire(
             config["DATABASE"], busy_timeout_ms=config["DATABASE_BUSY_TIMEOUT_MS"])
-    return g.db
+    db: SQLiteStorage = g.db
+    return db
 
 
 def close_db(exception: BaseException | None = None) -> None:

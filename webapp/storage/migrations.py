@@ -33,7 +33,7 @@ def create_events(db: Database) -> None:
     )
     # Every search lists upcoming events soonest first: each filter gets an index that is
     # already in that order, so a page is read without sorting the matches.
-    table = db["events"]
+    table = db.table("events")
     table.create_index(["starts_at", "id"], index_name="events_by_start")
     for column in ("location", "price", "level"):
         table.create_index([column, "starts_at", "id"], index_name=f"events_by_{column}")
@@ -123,7 +123,7 @@ def index_filter_pairs(db: Database) -> None:
     at 100 000 events instead of 0.2 ms. (Location with price is served by the prefix of
     `events_by_all_filters`.)
     """
-    table = db["events"]
+    table = db.table("events")
     table.create_index(["location", "level", "starts_at", "id"],
                        index_name="events_by_location_level")
     table.create_index(["price", "level", "starts_at", "id"], index_name="events_by_price_level")

@@ -276,12 +276,13 @@ class SQLiteStorage:
             db.enable_wal()
             with storage.transaction():
                 migrations.apply(db)
-                seeded = seed is not None and storage.count_events() == 0
-                if seeded:
+                seeded = False
+                if seed is not None and storage.count_events() == 0:
                     seed(storage)
                     # Still under the lock: the moment it commits another worker may take it,
                     # and a worker whose preparation failed stops the whole gunicorn server.
                     db.execute("PRAGMA optimize")
+                    seeded = True
             return seeded
         finally:
             db.close()
@@ -291,14 +292,15 @@ class SQLiteStorage:
     @guarded
     def count_events(self) -> int:
         """How many events are stored (past ones included)."""
-        return self.db.execute("SELECT count(*) FROM events").fetchone()[0]
+        count: int = self.db.execute("SELECT count(*) FROM events").fetchone()[0]
+        return count
 
     @guarded
     def import_events(self, events: list[Event]) -> int:
         """Insert or update events, all or nothing; returns how many were written."""
         rows = [_event_row(event) for event in events]
         with self.transaction():
-            self.db["events"].upsert_all(rows, pk="id")
+            self.db.table("events").upsert_all(rows, pk="id")
         return len(rows)
 
     @guarded
@@ -442,7 +444,7 @@ class SQLiteStorage:
 
     def _is_common(self, match: str) -> bool:
         """Whether a full-text expression matches more events than COMMON_TERM_THRESHOLD."""
-        probed = self.db.execute(
+        probed: int = self.db.execute(
             "SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT ?)",
             [match, COMMON_TERM_THRESHOLD + 1]).fetchone()[0]
         return probed > COMMON_TERM_THRESHOLD
