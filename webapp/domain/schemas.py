@@ -7,6 +7,7 @@ constraints: see `webapp.webmcp.forms`), the agent's input schema and the OpenAP
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from marshmallow import RAISE
 from marshmallow import Schema
@@ -75,7 +76,7 @@ class SearchEventsInput(ToolInput):
         metadata={"label": "Page", "description": f"Page of results, {PAGE_SIZE} per page"})
 
     @validates_schema
-    def dates_in_order(self, data: dict, **kwargs: object) -> None:
+    def dates_in_order(self, data: dict[str, Any], **kwargs: object) -> None:
         """A date range must not end before it starts (no form control can say this)."""
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:

@@ -10,6 +10,7 @@ This request class reads one byte past the limit instead, and refuses the body i
 from __future__ import annotations
 
 from typing import IO
+from typing import cast
 
 from flask import Flask
 from flask import Request
@@ -43,7 +44,9 @@ class BoundedRequest(Request):
         streamed = self.content_length is None and "wsgi.input_terminated" in self.environ
         if limit is None or not streamed:
             return super().stream
-        return WholeBodyStream(self.environ["wsgi.input"], limit)
+        # A raw binary stream serves as the IO[bytes] Werkzeug declares (its own
+        # LimitedStream is cast the same way in `werkzeug.wsgi.get_input_stream`).
+        return cast(IO[bytes], WholeBodyStream(self.environ["wsgi.input"], limit))
 
 
 def init_app(app: Flask) -> None:

@@ -45,7 +45,8 @@ def client_key() -> str:
 
 def write_limit() -> str:
     """The configured budget of writes per client."""
-    return current_app.config["RATELIMIT_WRITES"]
+    budget: str = current_app.config["RATELIMIT_WRITES"]
+    return budget
 
 
 def init_app(app: Flask) -> None:

@@ -21,7 +21,7 @@ def when(iso: str | None, with_time: bool = True) -> str:
     return f"{text}, {moment:%H:%M}" if with_time else text
 
 
-def pairs(items: list[dict], value: str, label: str) -> list[tuple[str, str]]:
+def pairs(items: list[dict[str, str]], value: str, label: str) -> list[tuple[str, str]]:
     """(value, label) pairs from a list of dicts: the choices of a page-bound radio group."""
     return [(item[value], item[label]) for item in items]
 

@@ -26,7 +26,8 @@ def _lifetime() -> timedelta:
 
 def cookie_visitor() -> str | None:
     """The visitor id the cookie claims (not checked: fine for labelling the activity log)."""
-    return session.get(VISITOR_KEY)
+    claimed: str | None = session.get(VISITOR_KEY)
+    return claimed
 
 
 def live_visitor(db: Storage) -> str | None:
@@ -34,7 +35,7 @@ def live_visitor(db: Storage) -> str | None:
 
     A dead session is forgotten here, so reloading a page starts a fresh visitor.
     """
-    visitor_id = session.get(VISITOR_KEY)
+    visitor_id: str | None = session.get(VISITOR_KEY)
     if visitor_id is None:
         return None
     expires = db.visitor_expires_at(visitor_id)
@@ -50,7 +51,7 @@ def visitor_for_write(db: Storage) -> str:
     Raises SessionExpired when the cookie names a visitor whose session is over.
     """
     now = site_now()
-    visitor_id = session.get(VISITOR_KEY)
+    visitor_id: str | None = session.get(VISITOR_KEY)
     if visitor_id is not None:
         expires = db.visitor_expires_at(visitor_id)
         if expires is None or expires <= now:
