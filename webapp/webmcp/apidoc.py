@@ -13,6 +13,7 @@ from typing import Any
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.openapi import OpenAPIConverter
 from marshmallow import Schema
 from marshmallow import fields
 from marshmallow import validate
@@ -90,7 +91,8 @@ def add_operation(spec: APISpec, operation: Operation) -> None:
     bound = set(operation.rule.arguments)
     inputs = agent_fields(operation.schema, bound)
     body_schema = operation.schema(only=tuple(inputs)) if inputs else None
-    parameters: list[dict[str, Any]] = [
+    # A parameter, or the name of a parameter component (apispec resolves it to its $ref).
+    parameters: list[dict[str, Any] | str] = [
         {"in": "path", "name": name, "required": True,
          "schema": _field_schema(spec, operation.schema, name)}
         for name in sorted(bound)]
@@ -107,7 +109,7 @@ def add_operation(spec: APISpec, operation: Operation) -> None:
         if body_schema is not None:
             parameters.append({"in": "query", "schema": body_schema})
     else:
-        parameters.append(CSRF_HEADER)  # apispec resolves a component name to its $ref
+        parameters.append(CSRF_HEADER)
         spec_operation["requestBody"] = request_body(spec, body_schema)
     spec_operation["parameters"] = parameters
     spec.path(path=_openapi_path(operation.rule), operations={operation.method: spec_operation})
@@ -115,7 +117,7 @@ def add_operation(spec: APISpec, operation: Operation) -> None:
 
 def request_body(spec: APISpec, schema: Schema | None) -> dict[str, Any]:
     """A form body (with the CSRF field) or the same fields as JSON (CSRF in the header)."""
-    as_json = _inline(spec, schema) if schema is not None else {
+    as_json: dict[str, Any] = _inline(spec, schema) if schema is not None else {
         "type": "object", "properties": {}}
     form = {**as_json, "properties": {**as_json.get("properties", {}), CSRF_FIELD: {
         "type": "string", "description": "The session's CSRF token, from any page's forms"}}}
@@ -154,13 +156,20 @@ ENVELOPE_CONTENT = {
 
 
 def _field_schema(spec: APISpec, schema: type[Schema], name: str) -> dict[str, Any]:
-    plugin = next(p for p in spec.plugins if isinstance(p, MarshmallowPlugin))
-    return plugin.converter.field2property(schema().fields[name])
+    return _converter(spec).field2property(schema().fields[name])
 
 
 def _inline(spec: APISpec, schema: Schema) -> dict[str, Any]:
+    inlined: dict[str, Any] = _converter(spec).schema2jsonschema(schema)
+    return inlined
+
+
+def _converter(spec: APISpec) -> OpenAPIConverter:
+    """The converter of the spec's MarshmallowPlugin (which the spec sets up on joining it)."""
     plugin = next(p for p in spec.plugins if isinstance(p, MarshmallowPlugin))
-    return plugin.converter.schema2jsonschema(schema)
+    if plugin.converter is None:
+        raise LookupError("the MarshmallowPlugin was never given to an APISpec")
+    return plugin.converter
 
 
 def _openapi_path(rule: Rule) -> str:

@@ -36,7 +36,7 @@ class Catalog:
     """The frozen set of tools; templates may only expose tools listed here."""
 
     def __init__(self, tools: Iterable[Tool]):
-        self._tools = {}
+        self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"tool {tool.name!r} is declared twice")

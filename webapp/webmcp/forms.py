@@ -23,7 +23,10 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from datetime import date
+from datetime import time
 from typing import Any
+from typing import TypeVar
 
 from marshmallow import Schema
 from marshmallow import fields
@@ -32,6 +35,8 @@ from marshmallow import validate
 from .inputs import schema_instance
 
 PASS_THROUGH = ("autocomplete", "placeholder", "inputmode")
+
+Validator = TypeVar("Validator", bound=validate.Validator)
 
 
 @dataclass(frozen=True)
@@ -58,20 +63,20 @@ class Control:
     errors: tuple[str, ...] = ()
 
 
-def _validators(field_obj: fields.Field, kind: type) -> list[Any]:
+def _validators(field_obj: fields.Field[Any], kind: type[Validator]) -> list[Validator]:
     return [v for v in field_obj.validators if isinstance(v, kind)]
 
 
 def _bound(value: Any) -> str:
     """A Range bound as the HTML attribute writes it: a number, or a date for date controls."""
-    if hasattr(value, "isoformat"):
+    if isinstance(value, date | time):
         return value.isoformat()
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def _input_type(field_obj: fields.Field) -> str:
+def _input_type(field_obj: fields.Field[Any]) -> str:
     if "input_type" in field_obj.metadata:
-        return field_obj.metadata["input_type"]
+        return str(field_obj.metadata["input_type"])
     if isinstance(field_obj, fields.Email):
         return "email"
     if isinstance(field_obj, fields.Date):
@@ -81,7 +86,7 @@ def _input_type(field_obj: fields.Field) -> str:
     return "text"
 
 
-def _constraints(field_obj: fields.Field) -> dict[str, str]:
+def _constraints(field_obj: fields.Field[Any]) -> dict[str, str]:
     attrs: dict[str, str] = {}
     for length in _validators(field_obj, validate.Length):
         if length.max is not None:
@@ -96,14 +101,15 @@ def _constraints(field_obj: fields.Field) -> dict[str, str]:
     if isinstance(field_obj, fields.Integer):
         attrs["step"] = "1"
     for regexp in _validators(field_obj, validate.Regexp):
-        attrs["pattern"] = regexp.regex.pattern
+        if isinstance(regexp.regex.pattern, str):  # a bytes regex cannot check form text
+            attrs["pattern"] = regexp.regex.pattern
     for key in PASS_THROUGH:
         if key in field_obj.metadata:
             attrs[key] = str(field_obj.metadata[key])
     return attrs
 
 
-def _options(field_obj: fields.Field, page_choices: Iterable[tuple[str, str]] | None,
+def _options(field_obj: fields.Field[Any], page_choices: Iterable[tuple[str, str]] | None,
              radio: bool) -> tuple[Option, ...]:
     if page_choices is not None:
         choices = [Option(str(value), str(label)) for value, label in page_choices]
@@ -119,7 +125,7 @@ def _options(field_obj: fields.Field, page_choices: Iterable[tuple[str, str]] | 
     return tuple(choices)
 
 
-def takes_page_choices(field_obj: fields.Field) -> bool:
+def takes_page_choices(field_obj: fields.Field[Any]) -> bool:
     """True for a choice field whose options the page supplies (a radio group without a
     fixed vocabulary, e.g. the event ids a results list shows)."""
     return field_obj.metadata.get("widget") == "radio" and not _validators(field_obj,
@@ -129,12 +135,12 @@ def takes_page_choices(field_obj: fields.Field) -> bool:
 def _display(value: Any) -> str:
     if value is None:
         return ""
-    if hasattr(value, "isoformat"):
+    if isinstance(value, date | time):
         return value.isoformat()
     return str(value)
 
 
-def control_for(name: str, field_obj: fields.Field, value: Any = None,
+def control_for(name: str, field_obj: fields.Field[Any], value: Any = None,
                 errors: Iterable[str] = (), page_choices: Iterable[tuple[str, str]] | None = None
                 ) -> Control:
     """The control that presents `field_obj` (page-bound choices make it a choice control)."""
@@ -157,7 +163,7 @@ def control_for(name: str, field_obj: fields.Field, value: Any = None,
 
 
 def agent_fields(schema: type[Schema] | Schema, bound: Iterable[str] = ()
-                 ) -> dict[str, fields.Field]:
+                 ) -> dict[str, fields.Field[Any]]:
     """The fields an agent fills, in declaration order: all but those bound to the page."""
     instance = schema_instance(schema) if isinstance(schema, type) else schema
     bound = set(bound)

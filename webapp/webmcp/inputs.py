@@ -98,6 +98,7 @@ def load_input(schema: type[Schema], data: Mapping[str, Any],
             raise InputError({name: ["This value is set by the page address."]})
     given.update(bound or {})
     try:
-        return schema_instance(schema).load(given)
+        loaded: dict[str, Any] = schema_instance(schema).load(given)
+        return loaded
     except ValidationError as error:
         raise InputError(flatten_messages(error.messages)) from None
