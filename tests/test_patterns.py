@@ -29,6 +29,11 @@ IGNORED = [
 ]
 
 
+# Digits other than 0-9 are not DecimalDigits: never a backreference, nor after \0 (V8,
+# Chromium's engine, agrees: `new RegExp(pattern, "v")` in Node).
+NON_ASCII_DIGITS = {r"a\²": False, r"(a)\١": False, r"\0²": True, r"\0١": True}
+
+
 @pytest.mark.parametrize("pattern", HONOURED)
 def test_honoured(pattern):
     assert is_valid_pattern(pattern)
@@ -37,3 +42,8 @@ def test_honoured(pattern):
 @pytest.mark.parametrize("pattern", IGNORED)
 def test_ignored(pattern):
     assert not is_valid_pattern(pattern)
+
+
+@pytest.mark.parametrize("pattern", NON_ASCII_DIGITS)
+def test_only_ascii_digits_are_decimal_digits(pattern):
+    assert is_valid_pattern(pattern) is NON_ASCII_DIGITS[pattern]

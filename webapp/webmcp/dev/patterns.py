@@ -25,6 +25,9 @@ GROUP_NAME = re.compile(r"([^\W\d]|\$)[\w$]*>")
 MODIFIERS = re.compile(r"\?([ims]*)(-([ims]*))?:")
 PROPERTY = re.compile(r"\{[A-Za-z_]+(?:=[A-Za-z0-9_]+)?\}")
 HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
+# ECMA-262's DecimalDigit is ASCII only (str.isdigit and Python's \d accept other digits).
+DECIMAL_DIGITS = frozenset("0123456789")
+BACKREFERENCE = re.compile(r"[1-9][0-9]*")
 HEX_BRACED = re.compile(r"\{([0-9A-Fa-f]+)\}")
 
 
@@ -167,10 +170,8 @@ class _Parser:
 
     def atom_escape(self) -> None:
         char = self.peek()
-        if char.isdigit() and char != "0":
-            digits = re.match(r"\d+", self.source[self.at:]).group(0)
-            self.at += len(digits)
-            self.backreferences.append(int(digits))
+        if char in DECIMAL_DIGITS and char != "0":
+            self.backreferences.append(int(self.match(BACKREFERENCE).group(0)))
         elif char == "k":
             self.at += 1
             self.expect("<")
@@ -199,7 +200,7 @@ class _Parser:
             self.at += 1
             return ord(letter) % 32
         if char == "0":
-            if self.peek().isdigit():
+            if self.peek() in DECIMAL_DIGITS:
                 raise _Invalid
             return 0
         if char == "x":
