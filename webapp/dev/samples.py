@@ -77,11 +77,11 @@ def _register_and_cancel(visit: PageRecorder) -> dict[str, str]:
     visit.post(f"/events/{first}/register", data={**attendee, "email": "not-an-address"},
                headers=HTMX)
     review = visit.post(f"/events/{first}/register", data=attendee, headers=HTMX)
-    token = TOKEN_FIELD.search(review.get_data(as_text=True)).group(1)
+    token = _field_value(TOKEN_FIELD, review.get_data(as_text=True))
     visit.post("/registrations/confirm", data={"csrf_token": csrf, "confirmation_token": token},
                headers=HTMX)
     review = visit.post(f"/events/{second}/register", data=attendee, follow_redirects=True)
-    token = TOKEN_FIELD.search(review.get_data(as_text=True)).group(1)
+    token = _field_value(TOKEN_FIELD, review.get_data(as_text=True))
     confirmed = visit.post("/registrations/confirm", headers=JSON,
                            data={"csrf_token": csrf, "confirmation_token": token}).get_json()
     registration = confirmed["data"]["registration"]["id"]
@@ -89,7 +89,7 @@ def _register_and_cancel(visit: PageRecorder) -> dict[str, str]:
     visit.get(f"/registrations/{registration}")
     dialog = visit.post("/registrations/cancellation", headers=HTMX,
                         data={"csrf_token": csrf, "registration_id": registration})
-    token = TOKEN_FIELD.search(dialog.get_data(as_text=True)).group(1)
+    token = _field_value(TOKEN_FIELD, dialog.get_data(as_text=True))
     visit.post(f"/registrations/{registration}/cancel", headers=HTMX,
                data={"csrf_token": csrf, "confirmation_token": token})
     visit.get("/registrations")
@@ -138,4 +138,12 @@ def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:
 def _csrf(visit: PageRecorder, event_id: str) -> str:
     """The visitor's form token, read from an event page (its save form posts)."""
     page = visit.client.get(f"/events/{event_id}").get_data(as_text=True)
-    return CSRF_FIELD.search(page).group(1)
+    return _field_value(CSRF_FIELD, page)
+
+
+def _field_value(field: re.Pattern[str], page: str) -> str:
+    """The value of a hidden field the walk needs; a page without it stops the walk here."""
+    found = field.search(page)
+    if found is None:
+        raise LookupError(f"the page has no field matching {field.pattern!r}")
+    return found.group(1)

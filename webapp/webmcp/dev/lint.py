@@ -34,12 +34,14 @@ from jinja2 import TemplateError
 from jinja2 import meta
 from jinja2 import nodes
 from werkzeug.routing import Map
+from werkzeug.test import TestResponse
 
 from ..catalog import TOOL_NAME_RE
 from ..catalog import Catalog
 from ..catalog import Tool
 from .patterns import is_valid_pattern
 from .schema import Parameter
+from .schema import attribute
 from .schema import expected_input_schema
 from .schema import input_type_of
 from .schema import listed_controls
@@ -157,15 +159,15 @@ class PageRecorder:
         self.client = app.test_client()
         self.pages: list[RenderedPage] = []
 
-    def get(self, url: str, **kwargs: Any) -> Any:
+    def get(self, url: str, **kwargs: Any) -> TestResponse:
         """GET `url` (keyword arguments as for the test client)."""
         return self.open(url, method="GET", **kwargs)
 
-    def post(self, url: str, **kwargs: Any) -> Any:
+    def post(self, url: str, **kwargs: Any) -> TestResponse:
         """POST to `url` (keyword arguments as for the test client)."""
         return self.open(url, method="POST", **kwargs)
 
-    def open(self, url: str, **kwargs: Any) -> Any:
+    def open(self, url: str, **kwargs: Any) -> TestResponse:
         """Send one request; keep its answer when it is HTML."""
         rendered: list[tuple[str, dict[str, Any], str | None]] = []
 
@@ -244,7 +246,7 @@ class Linter:
         for extends in tree.find_all(nodes.Extends):
             if isinstance(extends.template, nodes.Const):
                 name = extends.template.value
-                source = self.app.jinja_env.loader.get_source(self.app.jinja_env, name)[0]
+                source, _ = template_source(self.app.jinja_env, name)
                 yield source
                 yield from self.extended_sources(self.app.jinja_env.parse(source))
 
@@ -283,7 +285,8 @@ class Linter:
 
     def source_of(self, name: str) -> str:
         """The source of the template the app loads as `name`."""
-        return self.app.jinja_env.loader.get_source(self.app.jinja_env, name)[0]
+        source, _ = template_source(self.app.jinja_env, name)
+        return source
 
     def add(self, path: str, line: int, code: str, message: str) -> None:
         """Record a finding (the same finding from several pages counts once)."""
@@ -299,7 +302,7 @@ def check_page(html: str, catalog: Catalog, url_map: Map, path: str = "/") -> li
     problems: list[Problem] = []
     seen: set[str] = set()
     for form in BeautifulSoup(html, "html.parser").find_all("form"):
-        name, description = form.get("toolname"), form.get("tooldescription")
+        name, description = attribute(form, "toolname"), attribute(form, "tooldescription")
         if name is None and description is None:
             continue
         if name is None or description is None:
@@ -317,12 +320,12 @@ def check_page(html: str, catalog: Catalog, url_map: Map, path: str = "/") -> li
                                                "only get the first", tool=name))
             continue
         seen.add(name)
-        problems.extend(check_form(form, name, catalog, url_map, path))
+        problems.extend(check_form(form, name, description, catalog, url_map, path))
     return problems
 
 
-def check_form(form: Tag, name: str, catalog: Catalog, url_map: Map, path: str
-               ) -> Iterator[Problem]:
+def check_form(form: Tag, name: str, description: str, catalog: Catalog, url_map: Map,
+               path: str) -> Iterator[Problem]:
     """The problems of one registered tool form."""
     tool = catalog[name] if name in catalog else None
     if tool is None:
@@ -334,10 +337,10 @@ def check_form(form: Tag, name: str, catalog: Catalog, url_map: Map, path: str
         yield Problem("WMCP008", f"{name} has no toolautosubmit and no submit button", tool=name)
     yield from check_swap(form, name)
     for control in listed_controls(form):
-        if is_fillable(control) and not control.get("name"):
+        if is_fillable(control) and not attribute(control, "name"):
             yield Problem("WMCP005", f"{name} has a <{control.name}> without a name", tool=name)
     parameters = [p for p in read_parameters(form) if p.schema is not None and p.name]
-    yield from check_tool_description(name, form["tooldescription"], parameters)
+    yield from check_tool_description(name, description, parameters)
     for parameter in parameters:
         yield from check_parameter(name, parameter)
     if tool is not None:
@@ -351,19 +354,19 @@ def check_form(form: Tag, name: str, catalog: Catalog, url_map: Map, path: str
 def check_swap(form: Tag, name: str) -> Iterator[Problem]:
     """WMCP016: the swap of an htmx tool form (which the JS bridge repeats for agents) must
     not replace the form."""
-    def attribute(key: str) -> str | None:
-        return form.get(key) or form.get(f"data-{key}")
+    def htmx(key: str) -> str | None:
+        return attribute(form, key) or attribute(form, f"data-{key}")
 
-    if attribute("hx-get") is None and attribute("hx-post") is None:
+    if htmx("hx-get") is None and htmx("hx-post") is None:
         return
-    selector = attribute("hx-target")
+    selector = htmx("hx-target")
     target: Tag | None = form
     if selector not in (None, "this"):
         try:
             target = list(form.parents)[-1].select_one(selector)
         except ValueError:  # htmx's extended selectors ("closest …") are not CSS
             return
-    style = (attribute("hx-swap") or "innerHTML").split()[0]
+    style = (htmx("hx-swap") or "innerHTML").split()[0]
     holds_form = target is form or any(parent is target for parent in form.parents)
     if target is not None and holds_form and style in REPLACING_SWAPS:
         yield Problem("WMCP016", f"{name}: hx-target {selector or 'this'} holds the form and "
@@ -377,8 +380,8 @@ def check_metadata(form: Tag, tool: Tool) -> Iterator[Problem]:
         yield Problem("WMCP009", f"{tool.name} must be submitted by a person: remove "
                                  "toolautosubmit", tool=tool.name)
     differs = [attribute for attribute, same in (
-        ("tooldescription", form.get("tooldescription") == tool.description),
-        ("tooltitle", form.get("tooltitle") == tool.title),
+        ("tooldescription", attribute(form, "tooldescription") == tool.description),
+        ("tooltitle", attribute(form, "tooltitle") == tool.title),
         ("toolautosubmit", autosubmit or not tool.autosubmit),
     ) if not same]
     if differs:
@@ -411,13 +414,13 @@ def check_parameter(name: str, parameter: Parameter) -> Iterator[Problem]:
             yield Problem("WMCP006", f"{name}: {parameter.name!r} has no <label> or "
                                      "toolparamdescription", **where)
     for member in parameter.members:
-        pattern = member.get("pattern")
+        pattern = attribute(member, "pattern")
         if member.name == "input" and pattern is not None and not is_valid_pattern(pattern):
             yield Problem("WMCP015", f"{name}: the pattern of {parameter.name!r} is not a valid "
                                      "v-flag regular expression", **where)
         describers = [member, *member.find_parents("fieldset")]
         for describer in describers:
-            text = describer.get("toolparamdescription")
+            text = attribute(describer, "toolparamdescription")
             if text is not None and not text.strip():
                 yield Problem("WMCP011", f"{name}: empty toolparamdescription near "
                                          f"{parameter.name!r}", **where)
@@ -444,7 +447,7 @@ def is_fillable(control: Tag) -> bool:
 def is_submit_button(control: Tag) -> bool:
     """A <button> of type submit (the default) or an <input type=submit|image>."""
     if control.name == "button":
-        return str(control.get("type", "submit")).lower() not in ("button", "reset")
+        return attribute(control, "type", "submit").lower() not in ("button", "reset")
     return control.name == "input" and input_type_of(control) in ("submit", "image")
 
 
@@ -522,9 +525,18 @@ def template_name(app: Flask, path: Path) -> str | None:
             name = resolved.relative_to(Path(folder).resolve()).as_posix()
         except ValueError:
             continue
-        if Path(app.jinja_env.loader.get_source(app.jinja_env, name)[1]).resolve() == resolved:
+        _, filename = template_source(app.jinja_env, name)
+        if filename is not None and Path(filename).resolve() == resolved:
             return name
     return None
+
+
+def template_source(env: Environment, name: str) -> tuple[str, str | None]:
+    """The source of the template `env` loads as `name`, and its file if it has one."""
+    if env.loader is None:  # a Flask app's environment always has its loader
+        raise LookupError(f"no loader to find the template {name!r}")
+    source, filename, _ = env.loader.get_source(env, name)
+    return source, filename
 
 
 def template_closure(env: Environment, names: Iterable[str]) -> list[str]:
@@ -536,7 +548,7 @@ def template_closure(env: Environment, names: Iterable[str]) -> list[str]:
         if name in found:
             continue
         found.append(name)
-        source = env.loader.get_source(env, name)[0]
+        source, _ = template_source(env, name)
         pending.extend(n for n in meta.find_referenced_templates(env.parse(source)) if n)
     return found
 

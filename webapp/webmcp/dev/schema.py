@@ -33,11 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+from typing import overload
 from urllib.parse import urlsplit
 
 from bs4 import BeautifulSoup
-from bs4 import NavigableString
 from bs4 import Tag
+from bs4.element import NavigableString
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map
 
@@ -75,6 +76,24 @@ FIXED_FORMATS = {
 }
 # HTML's "valid floating-point number" (no "+", no "5.", no surrounding space).
 FLOAT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+# A browser reads every attribute as one string. BeautifulSoup splits the few HTML attributes
+# that hold lists of words (class, rel, accesskey...) into lists: joined again here.
+@overload
+def attribute(element: Tag, name: str) -> str | None: ...
+
+
+@overload
+def attribute(element: Tag, name: str, default: str) -> str: ...
+
+
+def attribute(element: Tag, name: str, default: str | None = None) -> str | None:
+    """The value of an element's attribute, or `default` when it has none."""
+    value = element.get(name)
+    if value is None:
+        return default
+    return value if isinstance(value, str) else " ".join(value)
 
 
 # -- one property, whichever side it is read from
@@ -201,10 +220,12 @@ def expected_input_schema(tool: Tool, choices: Mapping[str, Iterable[tuple[str, 
     `choices` gives the options of choice fields filled by the page (e.g. the event ids a
     results list shows), `bound` the fields the page address carries (not controls).
     """
-    controls = controls_for(tool.schema, choices=choices, bound=bound)
-    described = ((control.name, control_schema(control), control.required)
-                 for control in controls)
-    return object_schema(item for item in described if item[1] is not None)
+    properties = []
+    for control in controls_for(tool.schema, choices=choices, bound=bound):
+        schema = control_schema(control)
+        if schema is not None:
+            properties.append((control.name, schema, control.required))
+    return object_schema(properties)
 
 
 def control_schema(control: Control) -> Schema | None:
@@ -237,8 +258,8 @@ def page_context(tool: Tool, form: Tag, url_map: Map, page_path: str = "/") -> d
     of `/events/<event_id>/save`); `choices`: the options the page lists for fields whose
     choices come from the page, read from the form itself.
     """
-    action = urlsplit(form.get("action") or page_path).path or page_path
-    method = str(form.get("method") or "get").upper()
+    action = urlsplit(attribute(form, "action") or page_path).path or page_path
+    method = (attribute(form, "method") or "get").upper()
     try:
         _, arguments = url_map.bind("localhost").match(action, method=method)
     except HTTPException:
@@ -292,7 +313,7 @@ def read_parameters(form: Tag) -> list[Parameter]:
     for control in listed_controls(form):
         if _is_disabled(control) or _is_read_only(control):
             continue
-        groups.setdefault(control.get("name", ""), []).append(control)
+        groups.setdefault(attribute(control, "name", ""), []).append(control)
     return [_parameter(name, members, labels) for name, members in groups.items()]
 
 
@@ -305,19 +326,19 @@ def _document_of(tag: Tag) -> Tag:
 
 def input_type_of(element: Tag) -> str:
     """The state of an <input>'s type attribute (unknown types are text)."""
-    declared = str(element.get("type", "text")).strip(HTML_SPACE).lower()
+    declared = attribute(element, "type", "text").strip(HTML_SPACE).lower()
     return declared if declared in INPUT_TYPES else "text"
 
 
 def listed_controls(form: Tag) -> list[Tag]:
     """The form's listed elements in tree order, including those outside it with form="id"."""
     document = _document_of(form)
-    form_id = form.get("id")
+    form_id = attribute(form, "id")
     owner_by_id = document.find(id=form_id) if form_id else None
     found = []
     for element in document.find_all(LISTED_ELEMENTS):
         if element.has_attr("form"):
-            owned = bool(form_id) and element["form"] == form_id and owner_by_id is form
+            owned = bool(form_id) and attribute(element, "form") == form_id and owner_by_id is form
         else:
             owned = element.find_parent("form") is form
         if owned:
@@ -347,17 +368,17 @@ def _parameter(name: str, members: list[Tag], labels: Mapping[int, list[Tag]]) -
     """What the browser offers for the controls sharing `name` (schema None: nothing)."""
     kinds = {input_type_of(m) if m.name == "input" else m.name for m in members}
     if len(members) > 1 and kinds in ({"radio"}, {"checkbox"}):
-        options = [(m.get("value", "on"), _label_text(m, labels)) for m in members]
+        options = [(attribute(m, "value", "on"), _label_text(m, labels)) for m in members]
         description = _group_description(members)
         schema = choice_schema(options, multiple=kinds == {"checkbox"})
         return Parameter(name, tuple(members), describe(schema, description), description, True)
     if len(members) > 1:  # two text inputs (or any other mix) under one name
         return Parameter(name, tuple(members), None, None, False)
     control = members[0]
-    description = resolve_description(control.get("toolparamdescription"),
+    description = resolve_description(attribute(control, "toolparamdescription"),
                                       [_text_of_label(label) for label in
                                        labels.get(id(control), ())],
-                                      control.get("aria-description"))
+                                      attribute(control, "aria-description"))
     return Parameter(name, (control,), _single_schema(control, description, labels),
                      description, False)
 
@@ -374,8 +395,8 @@ def _single_schema(control: Tag, description: str | None, labels: Mapping[int, l
         return None  # button, output, fieldset, object
     input_type = input_type_of(control)
     if input_type == "radio":
-        options = [(control.get("value", "on"), _label_text(control, labels))]
-        return describe(choice_schema(options), description)
+        option = (attribute(control, "value", "on"), _label_text(control, labels))
+        return describe(choice_schema([option]), description)
     schema = input_schema(input_type, control.attrs)
     return None if schema is None else describe(schema, description, input_type)
 
@@ -384,7 +405,7 @@ def _group_description(members: list[Tag]) -> str | None:
     """Only the toolparamdescription of the nearest <fieldset> holding every member."""
     for fieldset in members[0].find_parents("fieldset"):
         if all(_is_inside(member, fieldset) for member in members[1:]):
-            return fieldset.get("toolparamdescription") or None
+            return attribute(fieldset, "toolparamdescription") or None
     return None
 
 
@@ -393,7 +414,8 @@ def _labels_by_control(document: Tag) -> dict[int, list[Tag]]:
     by_control: dict[int, list[Tag]] = {}
     for label in document.find_all("label"):
         if label.has_attr("for"):
-            target = document.find(id=label["for"]) if label["for"] else None
+            target_id = attribute(label, "for")
+            target = document.find(id=target_id) if target_id else None
         else:
             target = next((t for t in label.find_all(LABELABLE_ELEMENTS) if _labelable(t)),
                           None)
@@ -439,8 +461,9 @@ def _option_text(option: Tag) -> str:
 
 
 def _option_value(option: Tag) -> str:
-    if option.has_attr("value"):
-        return option["value"]
+    value = attribute(option, "value")
+    if value is not None:
+        return value
     return " ".join(part for part in re.split(f"[{HTML_SPACE}]+", _option_text(option)) if part)
 
 
@@ -449,6 +472,7 @@ def synthesize_page(html: str | bytes) -> dict[str, Schema]:
     soup = BeautifulSoup(html, "html.parser")
     schemas: dict[str, Schema] = {}
     for form in soup.select("form[toolname][tooldescription]"):
-        if TOOL_NAME_RE.fullmatch(form["toolname"]):
-            schemas.setdefault(form["toolname"], synthesize_input_schema(form))
+        name = attribute(form, "toolname", "")
+        if TOOL_NAME_RE.fullmatch(name):
+            schemas.setdefault(name, synthesize_input_schema(form))
     return schemas
