@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from datetime import UTC
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from helpers import JSON
 from servers import HttpVisitor
@@ -41,7 +42,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
     args = parser.parse_args()
     started = time.monotonic()
-    results = {
+    results: dict[str, Any] = {
         "machine": {"when": datetime.now(UTC).isoformat(timespec="seconds"),
                     "cpus": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
                     "loadBefore": load_average()},

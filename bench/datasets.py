@@ -41,6 +41,8 @@ def _source_hash() -> str:
     """A short hash of the code that decides what a dataset holds."""
     digest = hashlib.sha256()
     for module in (synthetic, migrations):
+        if module.__file__ is None:  # modules imported from files always know it
+            raise LookupError(f"{module.__name__} has no source file to hash")
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()[:8]
 

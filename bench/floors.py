@@ -5,6 +5,7 @@ against the storage floor (the same query run in-process on the same database).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
@@ -83,7 +84,8 @@ def measure(base: str, database: Path, rounds: int, seconds: int) -> list[dict[s
     for endpoint in ENDPOINTS:
         load.warm_up(base + endpoint.path, endpoint.headers)
     storage = SQLiteStorage.open(database)
-    runs = {}
+    # Loads over HTTP (by concurrency) and storage timings (ms), interleaved in one set.
+    runs: dict[tuple[str, int | str], Callable[[], Any]] = {}
     for endpoint in ENDPOINTS:
         for concurrency in CONCURRENCIES:
             runs[endpoint.name, concurrency] = partial(load.run, base + endpoint.path,

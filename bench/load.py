@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from collections.abc import Hashable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 REPORT_SCRIPT = Path(__file__).with_name("wrk_report.lua")
+
+Name = TypeVar("Name", bound=Hashable)
+Result = TypeVar("Result")
 
 
 @dataclass(frozen=True)
@@ -41,12 +47,13 @@ def warm_up(url: str, headers: dict[str, str]) -> None:
     run(url, headers, concurrency=4, seconds=1)
 
 
-def interleaved(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, list]:
+def interleaved(runs: Mapping[Name, Callable[[], Result]], rounds: int
+                ) -> dict[Name, list[Result]]:
     """Every run once per round, the order rotated each round, so that noise on this shared
     machine hits baseline and subject alike; returns each run's results, round by round.
     """
     names = list(runs)
-    results: dict[str, list] = {name: [] for name in names}
+    results: dict[Name, list[Result]] = {name: [] for name in names}
     for number in range(rounds):
         shift = number % len(names)
         for name in names[shift:] + names[:shift]:

@@ -16,13 +16,15 @@ def measure(database: Path) -> list[dict[str, Any]]:
     """The plan each search uses (see `SQLiteStorage.plan_search`) and SQLite's EXPLAIN of it."""
     storage = SQLiteStorage.open(database)
     try:
-        found = []
+        found: list[dict[str, Any]] = []
         for endpoint in ENDPOINTS:
             if not endpoint.searches or any(p["path"] == endpoint.path for p in found):
                 continue
             query = endpoint.storage_query()
-            found.append({"endpoint": endpoint.name, "path": endpoint.path,
-                          "plan": storage.plan_search(query).name,
+            plan = storage.plan_search(query)
+            if plan is None:  # no word to look for: nothing is read, there is no plan
+                continue
+            found.append({"endpoint": endpoint.name, "path": endpoint.path, "plan": plan.name,
                           **storage.explain_search(query, PAGE_SIZE, SEARCH_COUNT_CAP)})
         return found
     finally:

@@ -37,8 +37,9 @@ def open_events(database: Path, count: int) -> list[tuple[str, int]]:
 
 def active_registrations(database: Path, event_id: str) -> int:
     with sqlite3.connect(database) as conn:
-        return conn.execute("SELECT count(*) FROM registrations WHERE event_id = ? "
-                            "AND state = 'active'", [event_id]).fetchone()[0]
+        count: int = conn.execute("SELECT count(*) FROM registrations WHERE event_id = ? "
+                                  "AND state = 'active'", [event_id]).fetchone()[0]
+    return count
 
 
 def confirm_at_once(base: str, event_id: str) -> tuple[list[int], list[float], float]:
@@ -67,7 +68,7 @@ def confirm_at_once(base: str, event_id: str) -> tuple[list[int], list[float], f
 
 def measure(base: str, database: Path) -> dict[str, Any]:
     """RUNS rounds, each on its own event; throughput and latency spread over the rounds."""
-    runs = []
+    runs: list[dict[str, Any]] = []
     for event_id, seats in open_events(database, RUNS):
         statuses, latencies, wall = confirm_at_once(base, event_id)
         active = active_registrations(database, event_id)
