@@ -7,6 +7,7 @@ from collections import Counter
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from helpers import Visitor
@@ -46,7 +47,7 @@ def tally(request):
 
     After the module's tests its `summarize(counts)` line is printed (shown by `pytest -s`).
     """
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     yield counts
     summarize = getattr(request.module, "summarize", None)
     if summarize is not None:
@@ -59,7 +60,7 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def app_config() -> dict:
+def app_config() -> dict[str, Any]:
     """Configuration a test module adds to the app's (override it, e.g. for a low limit)."""
     return {}
 

@@ -12,8 +12,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from bs4 import BeautifulSoup
+from bs4 import Tag
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,26 +44,49 @@ def assert_no_leak(text: str, given: str = "", markers: tuple[str, ...] = LEAK_M
             assert marker not in text, f"{marker!r} leaked into the answer"
 
 
-def jsonld_blocks(html: bytes | str) -> list[dict]:
+def jsonld_blocks(html: bytes | str) -> list[dict[str, Any]]:
     """Every JSON-LD block of an HTML answer, parsed."""
     soup = BeautifulSoup(html, "html.parser")
-    return [json.loads(tag.string) for tag in soup.find_all("script", type="application/ld+json")]
+    return [json.loads(tag.get_text())
+            for tag in soup.find_all("script", type="application/ld+json")]
 
 
-def the_jsonld(html: bytes | str) -> dict:
+def the_jsonld(html: bytes | str) -> dict[str, Any]:
     """The single JSON-LD block of an HTML answer (fails if there is not exactly one)."""
     blocks = jsonld_blocks(html)
     assert len(blocks) == 1, f"expected one JSON-LD block, found {len(blocks)}"
     return blocks[0]
 
 
-def three_answers(client, url: str, method: str = "get", **kwargs) -> tuple:
+def three_answers(client: FlaskClient, url: str, method: str = "get", **kwargs: Any
+                  ) -> tuple[TestResponse, TestResponse, TestResponse]:
     """The JSON, partial and full-page answers to the same request."""
     send = getattr(client, method)
     as_json = send(url, headers=JSON, **kwargs)
     partial = send(url, headers=HTMX, **kwargs)
     page = send(url, **kwargs)
     return as_json, partial, page
+
+
+def one(soup: Tag, selector: str) -> Tag:
+    """The first element `selector` finds in `soup`; the test fails when there is none."""
+    found = soup.select_one(selector)
+    assert found is not None, f"nothing matches {selector!r}"
+    return found
+
+
+def attribute(element: Tag, name: str) -> str:
+    """An attribute that holds one value (BeautifulSoup splits class-like ones into lists)."""
+    value = element[name]
+    assert isinstance(value, str), f"{name} holds a list: {value!r}"
+    return value
+
+
+def hidden_value(field: re.Pattern[str], page: str) -> str:
+    """The value of a hidden form field (CSRF_FIELD, TOKEN_FIELD) in a page."""
+    found = field.search(page)
+    assert found is not None, f"the page has no field matching {field.pattern!r}"
+    return found.group(1)
 
 
 # Every POST route, with input of the right shape (ids that need not exist), and its action.
@@ -87,7 +114,7 @@ STORED = {"visitors": "id, created_at", "saved_events": "*", "registrations": "*
           "confirmations": "*"}
 
 
-def stored_rows(database: Path) -> dict[str, list[tuple]]:
+def stored_rows(database: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row a write could leave behind, by table."""
     with sqlite3.connect(database) as conn:
         return {table: conn.execute(f"SELECT {columns} FROM {table} ORDER BY 1, 2").fetchall()
@@ -118,7 +145,7 @@ class Visitor:
     def csrf(self) -> str:
         if self._csrf is None:
             page = self.client.get("/events/evt-webmcp-intro").get_data(as_text=True)
-            self._csrf = CSRF_FIELD.search(page).group(1)
+            self._csrf = hidden_value(CSRF_FIELD, page)
         return self._csrf
 
     def get(self, url, **kwargs):
@@ -137,7 +164,7 @@ class Visitor:
         return self.post_json(f"/events/{event_id}/save").get_json()
 
     def prepare_registration(self, event_id="evt-webmcp-intro", name="Ann Lee",
-                             email="ann@example.com") -> tuple[dict, str | None]:
+                             email="ann@example.com") -> tuple[dict[str, Any], str | None]:
         """The prepare answer (from the htmx partial) and the token of its confirm form."""
         response = self.post(f"/events/{event_id}/register",
                              {"attendee_name": name, "email": email}, headers=HTMX)
@@ -147,12 +174,14 @@ class Visitor:
     def confirm_registration(self, token):
         return self.post_json("/registrations/confirm", {"confirmation_token": token})
 
-    def register(self, event_id="evt-webmcp-intro", **kwargs) -> dict:
+    def register(self, event_id="evt-webmcp-intro", **kwargs) -> dict[str, Any]:
         """Prepare and confirm: the confirmed registration."""
         _, token = self.prepare_registration(event_id, **kwargs)
-        return self.confirm_registration(token).get_json()["data"]["registration"]
+        confirmed = self.confirm_registration(token).get_json()
+        registration: dict[str, Any] = confirmed["data"]["registration"]
+        return registration
 
-    def prepare_cancellation(self, registration_id) -> tuple[dict, str | None]:
+    def prepare_cancellation(self, registration_id) -> tuple[dict[str, Any], str | None]:
         response = self.post("/registrations/cancellation",
                              {"registration_id": registration_id}, headers=HTMX)
         token = TOKEN_FIELD.search(response.get_data(as_text=True))
@@ -164,4 +193,5 @@ class Visitor:
 
     def seats(self, event_id="evt-webmcp-intro") -> int:
         body = self.get(f"/events/{event_id}", headers=JSON).get_json()
-        return body["data"]["event"]["remainingSeats"]
+        seats: int = body["data"]["event"]["remainingSeats"]
+        return seats

@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,12 +31,14 @@ GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 @contextmanager
-def gunicorn(database: Path, workers: int = 4, threads: int = 4, env: dict | None = None,
-             log: Path | None = None, wrapper: tuple[str, ...] = ()):
+def gunicorn(database: Path, workers: int = 4, threads: int = 4,
+             env: dict[str, str] | None = None, log: Path | None = None,
+             wrapper: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the app with gunicorn until the block ends; yields (base URL, process).
 
     `wrapper` is a command gunicorn runs under (e.g. one that drops privileges).
@@ -65,7 +68,7 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4, env: dict | Non
         output.close()
 
 
-def wait_until_up(base: str, process: subprocess.Popen, timeout: float = 30) -> None:
+def wait_until_up(base: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -87,7 +90,7 @@ def ready_workers(log: Path) -> int:
     return log.read_text(errors="replace").count(READY)
 
 
-def wait_until_ready(log: Path, workers: int, process: subprocess.Popen,
+def wait_until_ready(log: Path, workers: int, process: subprocess.Popen[bytes],
                      timeout: float = 60) -> None:
     """Wait for every worker, not only the first to answer: a busy machine boots them slowly,
     and a test that breaks the database under a worker still booting breaks its boot.
@@ -99,7 +102,7 @@ def wait_until_ready(log: Path, workers: int, process: subprocess.Popen,
         time.sleep(0.1)
 
 
-def wait_until_logged(log: Path, text: str, process: subprocess.Popen,
+def wait_until_logged(log: Path, text: str, process: subprocess.Popen[bytes],
                       timeout: float = 60) -> None:
     """Wait until the server log holds `text` (a line gunicorn writes when something began)."""
     deadline = time.monotonic() + timeout
@@ -153,8 +156,8 @@ class HttpVisitor:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
         self.csrf: str | None = None
 
-    def request(self, method: str, path: str, data: dict | None = None,
-                headers: dict | None = None, timeout: float = 30) -> Answer:
+    def request(self, method: str, path: str, data: dict[str, str] | None = None,
+                headers: dict[str, str] | None = None, timeout: float = 30) -> Answer:
         body = None
         if data is not None:
             body = urllib.parse.urlencode(data).encode()
@@ -173,7 +176,8 @@ class HttpVisitor:
             self.csrf = found.group(1)
         return answer
 
-    def post(self, path: str, data: dict | None = None, headers: dict | None = None) -> Answer:
+    def post(self, path: str, data: dict[str, str] | None = None,
+             headers: dict[str, str] | None = None) -> Answer:
         return self.request("POST", path, {"csrf_token": self.csrf or "", **(data or {})},
                             headers)
 

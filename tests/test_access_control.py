@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
@@ -19,6 +20,7 @@ from helpers import JSON
 from helpers import POST_ROUTES
 from helpers import RENDERINGS
 from helpers import Visitor
+from helpers import one
 from helpers import stored_rows
 from helpers import the_jsonld
 
@@ -47,7 +49,7 @@ class Unchanged:
             self.tally["rows compared"] += sum(len(rows) for rows in self.before.values())
 
 
-def envelope_of(response, rendering: str) -> dict:
+def envelope_of(response, rendering: str) -> dict[str, Any]:
     return response.get_json() if rendering == "json" else the_jsonld(response.data)
 
 
@@ -134,8 +136,8 @@ def test_another_visitors_things_are_not_found(tally, app, owner, other_visitor)
     for url in ("/saved", "/registrations", "/events/evt-agent-testing"):
         text = other_visitor.get(url).get_data(as_text=True)
         assert registration not in text and "evt-agent-testing/remove" not in text
-    save_button = BeautifulSoup(other_visitor.get("/events/evt-agent-testing").data,
-                                "html.parser").select_one("form#save_event button")
+    save_button = one(BeautifulSoup(other_visitor.get("/events/evt-agent-testing").data,
+                                    "html.parser"), "form#save_event button")
     assert save_button.get_text(strip=True) == "Save for later"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
+from helpers import one
 from helpers import the_jsonld
 
 
@@ -25,9 +26,9 @@ def test_the_dialog_confirm_form_is_human_only(visitor):
     response = visitor.post("/registrations/cancellation",
                             {"registration_id": registration["id"]}, headers=HTMX)
     soup = BeautifulSoup(response.data, "html.parser")
-    dialog = soup.find("dialog")
+    dialog = one(soup, "dialog")
     assert dialog.has_attr("open")
-    form = dialog.select_one("form.confirm-form")
+    form = one(dialog, "form.confirm-form")
     assert not form.has_attr("toolname")
     assert form["action"] == f"/registrations/{registration['id']}/cancel"
     assert dialog.select_one("form[method=dialog] button[autofocus]")
@@ -89,9 +90,9 @@ def test_the_registrations_page_offers_the_active_ones(visitor):
     _, token = visitor.prepare_cancellation(gone["id"])
     visitor.confirm_cancellation(gone["id"], token)
     soup = BeautifulSoup(visitor.get("/registrations").data, "html.parser")
-    form = soup.select_one("form[toolname=prepare_registration_cancellation]")
+    form = one(soup, "form[toolname=prepare_registration_cancellation]")
     assert [r["value"] for r in form.select("input[type=radio]")] == [kept["id"]]
-    assert gone["id"] in soup.select_one(".registration-list--past").get_text()
+    assert gone["id"] in one(soup, ".registration-list--past").get_text()
 
 
 def test_the_whole_flow_without_javascript(visitor):
@@ -101,7 +102,7 @@ def test_the_whole_flow_without_javascript(visitor):
     assert response.status_code == 303 and response.headers["Location"] == "/registrations"
     page = visitor.get("/registrations")
     assert the_jsonld(page.data)["action"] == "prepare_registration_cancellation"
-    form = BeautifulSoup(page.data, "html.parser").select_one("dialog form.confirm-form")
+    form = one(BeautifulSoup(page.data, "html.parser"), "dialog form.confirm-form")
     data = {i["name"]: i["value"] for i in form.find_all("input", type="hidden")}
     confirmed = visitor.post(form["action"], data, csrf=False)
     assert confirmed.status_code == 303
@@ -117,7 +118,7 @@ def test_confirming_via_htmx_refreshes_the_list(visitor):
                             {"confirmation_token": token}, headers=HTMX)
     soup = BeautifulSoup(response.data, "html.parser")
     assert soup.select_one("form[toolname]") is None
-    assert "cancelled" in soup.select_one(".notice").get_text()
+    assert "cancelled" in one(soup, ".notice").get_text()
     assert the_jsonld(response.data)["status"] == "success"
     again = visitor.post(f"/registrations/{registration['id']}/cancel",
                          {"confirmation_token": token}, headers=JSON)

@@ -34,6 +34,7 @@ import pytest
 from helpers import HTMX
 from helpers import JSON
 from helpers import TOKEN_FIELD
+from helpers import hidden_value
 from helpers import write_lock_held
 from servers import HttpVisitor
 from servers import gunicorn
@@ -119,7 +120,7 @@ def kill_a_busy_worker(master: int, port: int, rng: random.Random) -> int:
 
 
 def send_while_killing(operations: list[Operation], base: str, database: Path,
-                       master: subprocess.Popen, rng: random.Random) -> list[int]:
+                       master: subprocess.Popen[bytes], rng: random.Random) -> list[int]:
     """Send the operations in concurrent waves and kill a worker in the middle of each.
 
     Each wave waits for every worker to be up (a new one prepares the database, which needs the
@@ -186,7 +187,7 @@ def prepare(base: str, events: list[str]) -> list[Operation]:
         registration = registered.json()["data"]["registration"]["id"]
         review = visitor.post("/registrations/cancellation", {"registration_id": registration},
                               HTMX)
-        token = TOKEN_FIELD.search(review.text).group(1)
+        token = hidden_value(TOKEN_FIELD, review.text)
         return Operation("cancel", visitor, token, registration)
 
     with ThreadPoolExecutor(max_workers=16) as pool:
@@ -225,7 +226,8 @@ def test_workers_killed_mid_write_lose_and_invent_nothing(tmp_path):
     assert counts["unknown"] > 0, "no kill cut a request in flight"
 
 
-def verify(database: Path, operations: list[Operation], seats: dict[str, int]) -> dict:
+def verify(database: Path, operations: list[Operation], seats: dict[str, int]
+           ) -> dict[str, int]:
     """Compare the database with what every client saw; returns counts."""
     with sqlite3.connect(database) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -236,7 +238,7 @@ def verify(database: Path, operations: list[Operation], seats: dict[str, int]) -
             "SELECT id, visitor_id, state FROM registrations").fetchall()
         active = dict(conn.execute("SELECT event_id, count(*) FROM registrations "
                                    "WHERE state = 'active' GROUP BY event_id").fetchall())
-    by_visitor: dict[str, list[tuple]] = {}
+    by_visitor: dict[str, list[tuple[str, str, str]]] = {}
     for row in registrations:
         by_visitor.setdefault(row[1], []).append(row)
     went_through = 0

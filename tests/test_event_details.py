@@ -6,7 +6,9 @@ import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
+from helpers import attribute
 from helpers import jsonld_blocks
+from helpers import one
 from helpers import the_jsonld
 from helpers import three_answers
 
@@ -65,21 +67,22 @@ def test_malformed_ids_are_invalid_input(client):
 
 def test_the_page_bound_form_has_no_agent_inputs(client):
     soup = BeautifulSoup(client.get("/events/evt-webmcp-intro").data, "html.parser")
-    form = soup.select_one("form[toolname=get_event_details]")
+    form = one(soup, "form[toolname=get_event_details]")
     assert form["action"] == "/events/evt-webmcp-intro" and form["method"] == "get"
     assert form.find_all(["input", "select", "textarea"]) == []
-    assert form.find("button").get_text() == "Refresh seats and details"
+    assert one(form, "button").get_text() == "Refresh seats and details"
 
 
 def test_the_results_offer_exactly_the_ids_on_screen(client):
     soup = BeautifulSoup(client.get("/events?price=free").data, "html.parser")
-    form = soup.select_one("form[toolname=get_event_details]")
+    form = one(soup, "form[toolname=get_event_details]")
     radios = form.select("input[type=radio][name=event_id]")
-    links = [a["href"].rsplit("/", 1)[1] for a in soup.select(".event-card a.event-link")]
+    links = [attribute(a, "href").rsplit("/", 1)[1]
+             for a in soup.select(".event-card a.event-link")]
     assert [r["value"] for r in radios] == links
     assert len(radios) == 10
     fieldset = radios[0].find_parent("fieldset")
-    assert fieldset["toolparamdescription"]
+    assert fieldset is not None and fieldset["toolparamdescription"]
     assert all(r.has_attr("required") for r in radios)
 
 
@@ -90,7 +93,7 @@ def test_choosing_a_listed_event_previews_it_or_opens_its_page(client):
                                             headers=JSON).get_json()
     assert the_jsonld(partial.data) == as_json.get_json()
     soup = BeautifulSoup(partial.data, "html.parser")
-    assert soup.select_one("form[toolname=save_event]")["action"] == (
+    assert one(soup, "form[toolname=save_event]")["action"] == (
         "/events/evt-agent-testing/save")
     assert soup.select_one("form[toolname=get_event_details]") is None  # the list has it
     assert page.status_code == 303
@@ -101,7 +104,7 @@ def test_the_detail_page_has_one_json_ld_block_and_renders_text_inert(client):
     page = client.get("/events/evt-malicious-copy")
     assert len(jsonld_blocks(page.data)) == 1
     soup = BeautifulSoup(page.data, "html.parser")
-    description = soup.select_one(".event-description")
+    description = one(soup, ".event-description")
     assert "</script><script>alert(1)</script>" in description.get_text()
     assert description.find_all(["script", "img"]) == []
     body = client.get("/events/evt-malicious-copy", headers=JSON).get_json()
@@ -112,4 +115,4 @@ def test_refreshing_the_page_swaps_only_the_details(client):
     partial = client.get("/events/evt-webmcp-intro", headers=HTMX)
     assert b"<html" not in partial.data
     soup = BeautifulSoup(partial.data, "html.parser")
-    assert soup.select_one("form[toolname=get_event_details]")["hx-target"] == "#event-details"
+    assert one(soup, "form[toolname=get_event_details]")["hx-target"] == "#event-details"

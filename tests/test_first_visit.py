@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from bs4 import BeautifulSoup
+from helpers import attribute
+from helpers import one
 
 GZIP = {"Accept-Encoding": "gzip"}
 
@@ -20,5 +22,6 @@ def test_the_page_loads_three_hashed_cacheable_files_and_no_icon(client):
         assert "max-age=31536000" in answer.headers["Cache-Control"]
         assert "Accept-Encoding" in answer.headers["Vary"]
     # The icon is inside the page: browsers would otherwise ask for /favicon.ico, a 404.
-    assert soup.find("link", rel="icon")["href"].startswith("data:image/svg+xml,%3Csvg")
+    icon = one(soup, "link[rel~=icon]")
+    assert attribute(icon, "href").startswith("data:image/svg+xml,%3Csvg")
     assert client.get("/favicon.ico").status_code == 404

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections import Counter
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
@@ -71,7 +72,7 @@ LONG_TEXT = st.one_of(
     st.integers(min_value=101, max_value=20_000).map(lambda n: "x" * n),
     st.integers(min_value=30, max_value=3_000).map(lambda n: "\U0001f600\u0301" * n),
 )
-PLAIN_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=60)
+PLAIN_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=60)
 TEXT = st.one_of(PLAIN_TEXT, FTS_AND_SQL, UNICODE_EDGES, LONG_TEXT,
                  st.lists(st.one_of(PLAIN_TEXT, FTS_AND_SQL, UNICODE_EDGES), min_size=2,
                           max_size=4).map("".join))
@@ -117,10 +118,12 @@ CSRF_MODES = st.sampled_from(["valid", "valid", "valid", "missing", "forged"])
 RENDERING = st.sampled_from(list(RENDERINGS))
 
 
-def fields_strategy(fields: dict) -> st.SearchStrategy:
+def fields_strategy(fields: dict[str, st.SearchStrategy[Any]]
+                    ) -> st.SearchStrategy[dict[str, Any]]:
     """Some of `fields` (each with its own values), and in a third of the cases unknown ones."""
     chosen = st.fixed_dictionaries({}, optional=fields)
-    unknown = st.one_of(st.just({}), st.just({}), UNKNOWN_FIELDS)
+    none: st.SearchStrategy[dict[str, str]] = st.just({})
+    unknown = st.one_of(none, none, UNKNOWN_FIELDS)
     return st.tuples(chosen, unknown).map(lambda pair: {**pair[1], **pair[0]})
 
 
@@ -134,16 +137,16 @@ def path_segment(draw_segment: str, quoted: bool) -> str:
 class Fuzzer:
     """One browser sending generated requests and checking every answer."""
 
-    def __init__(self, app, tally: Counter):
+    def __init__(self, app, tally: Counter[str]):
         self.app = app
         self.tally = tally
         self.visitor = Visitor(app)
         self.client = self.visitor.client
         self.csrf = self.visitor.csrf
         self.registration = self.visitor.register("evt-agent-testing")["id"]
-        self.tokens = [self.visitor.prepare_registration(event)[1] for event in EVENTS[:2]]
-        self.tokens.append(self.visitor.prepare_cancellation(self.registration)[1])
-        self.tokens = [token for token in self.tokens if token]
+        tokens = [self.visitor.prepare_registration(event)[1] for event in EVENTS[:2]]
+        tokens.append(self.visitor.prepare_cancellation(self.registration)[1])
+        self.tokens = [token for token in tokens if token]
 
     def secrets(self) -> list[str]:
         """What no answer may carry outside the hidden inputs made for it."""
@@ -154,14 +157,15 @@ class Fuzzer:
         return [value for value in (cookie.value, session.get("csrf_token"),
                                     session.get("visitor")) if value]
 
-    def get(self, path: str, params: list[tuple[str, str]], rendering: str) -> dict:
+    def get(self, path: str, params: list[tuple[str, str]], rendering: str) -> dict[str, Any]:
         query = urllib.parse.urlencode(params)
         url = f"{path}?{query}" if query else path
         return self.send("get", url, rendering, sent=[path, *(v for _, v in params)])
 
-    def post(self, path: str, body: dict, rendering: str, as_json: bool, csrf: str) -> dict:
+    def post(self, path: str, body: dict[str, Any], rendering: str, as_json: bool, csrf: str
+             ) -> dict[str, Any]:
         headers = dict(RENDERINGS[rendering])
-        data: dict | str
+        data: dict[str, str] | str
         if as_json:
             headers["Content-Type"] = "application/json"
             if csrf != "missing":
@@ -182,7 +186,8 @@ class Fuzzer:
                     or envelope["action"] == "request"), f"{path} accepted a {csrf} CSRF token"
         return envelope
 
-    def send(self, method: str, url: str, rendering: str, sent: list[str], **kwargs) -> dict:
+    def send(self, method: str, url: str, rendering: str, sent: list[str], **kwargs: Any
+             ) -> dict[str, Any]:
         """Send one request (following redirects) and check the answer; returns its envelope."""
         kwargs.setdefault("headers", dict(RENDERINGS[rendering]))
         before = self.secrets()
@@ -197,9 +202,11 @@ class Fuzzer:
         return envelope
 
 
-def check_answer(response, rendering: str, sent: list[str], secrets: list[str]) -> dict:
+def check_answer(response, rendering: str, sent: list[str], secrets: list[str]
+                 ) -> dict[str, Any]:
     """A well-formed envelope, consistent with its HTTP status, that leaks nothing."""
     text = response.get_data(as_text=True)
+    envelope: dict[str, Any]
     assert response.status_code < 500, f"{response.status_code}: {text[:300]}"
     if rendering == "json":
         assert response.mimetype == "application/json"
@@ -210,7 +217,7 @@ def check_answer(response, rendering: str, sent: list[str], secrets: list[str]) 
         soup = BeautifulSoup(text, "html.parser")
         blocks = soup.find_all("script", type="application/ld+json")
         assert len(blocks) == 1, f"{len(blocks)} JSON-LD blocks"
-        envelope_text = blocks[0].string
+        envelope_text = blocks[0].get_text()
         envelope = json.loads(envelope_text)
         check_page_is_inert(soup, secrets)
     check_envelope(envelope, response.status_code)
@@ -274,7 +281,7 @@ def fuzzer(app, tally):
     return Fuzzer(app, tally)
 
 
-def as_params(fields: dict, repeat: str | None) -> list[tuple[str, str]]:
+def as_params(fields: dict[str, Any], repeat: str | None) -> list[tuple[str, str]]:
     """Query parameters from generated values (a wrong type arrives as its JSON text)."""
     params = [(key, value if isinstance(value, str) else json.dumps(value))
               for key, value in fields.items()]

@@ -17,17 +17,22 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
 from bs4 import Comment
 from bs4 import Declaration
 from bs4 import ProcessingInstruction
+from bs4 import Tag
 from helpers import HTMX
 from helpers import JSON
 from helpers import TOKEN_FIELD
 from helpers import Visitor
+from helpers import hidden_value
 from helpers import jsonld_blocks
+from helpers import one
+from werkzeug.test import TestResponse
 
 from webapp import create_app
 from webapp.config import SITE_ROOT as PROJECT_ROOT
@@ -90,11 +95,11 @@ def make_site(tmp_path: Path, clock, name: str, texts: dict[str, str]):
     return app
 
 
-def visit(app) -> tuple[dict, dict]:
+def visit(app) -> tuple[dict[str, TestResponse], dict[str, Any]]:
     """The scripted visit: HTML answers and JSON answers, by step."""
     visitor = Visitor(app)
-    pages: dict = {}
-    answers: dict = {}
+    pages: dict[str, TestResponse] = {}
+    answers: dict[str, Any] = {}
 
     def both(step: str, method: str, url: str, data=None, page_too=True):
         send = visitor.get if method == "get" else visitor.post
@@ -111,34 +116,38 @@ def visit(app) -> tuple[dict, dict]:
     both("save", "post", f"/events/{EVENT}/save")
     pages["saved list (page)"] = visitor.get("/saved")
     both("prepare registration", "post", f"/events/{EVENT}/register", ATTENDEE)
-    token = TOKEN_FIELD.search(pages["prepare registration (partial)"].get_data(as_text=True))
-    confirmed = visitor.post("/registrations/confirm", {"confirmation_token": token.group(1)},
+    token = hidden_value(TOKEN_FIELD,
+                         pages["prepare registration (partial)"].get_data(as_text=True))
+    confirmed = visitor.post("/registrations/confirm", {"confirmation_token": token},
                              headers=HTMX)
     pages["confirm registration (partial)"] = confirmed
     registration = visitor.get("/registrations", headers=HTMX)  # not a tool: no JSON answer
-    registration_id = re.search(r"reg-[\w-]+", registration.get_data(as_text=True)).group(0)
+    listed = re.search(r"reg-[\w-]+", registration.get_data(as_text=True))
+    assert listed, "the registrations partial lists no registration"
+    registration_id = listed.group(0)
     pages["registrations (page)"] = visitor.get("/registrations")
     pages["registration (page)"] = visitor.get(f"/registrations/{registration_id}")
     both("prepare cancellation", "post", "/registrations/cancellation",
          {"registration_id": registration_id})
-    token = TOKEN_FIELD.search(pages["prepare cancellation (partial)"].get_data(as_text=True))
+    token = hidden_value(TOKEN_FIELD,
+                         pages["prepare cancellation (partial)"].get_data(as_text=True))
     pages["confirm cancellation (partial)"] = visitor.post(
-        f"/registrations/{registration_id}/cancel", {"confirmation_token": token.group(1)},
+        f"/registrations/{registration_id}/cancel", {"confirmation_token": token},
         headers=HTMX)
     return pages, answers
 
 
-def shape(html: bytes) -> list[tuple]:
+def shape(html: bytes) -> list[tuple[object, ...]]:
     """Every element with its attributes and their values, and every comment or declaration.
 
     Values that differ between two visits anyway (tokens, registration ids) are blanked.
     """
     soup = BeautifulSoup(html, "html.parser")
-    nodes: list[tuple] = []
+    nodes: list[tuple[object, ...]] = []
     for node in soup.descendants:
         if isinstance(node, Comment | Declaration | ProcessingInstruction):
             nodes.append((type(node).__name__,))
-        elif getattr(node, "name", None):
+        elif isinstance(node, Tag):
             attrs = []
             for name, value in sorted(node.attrs.items()):
                 text = " ".join(value) if isinstance(value, list) else value
@@ -161,7 +170,7 @@ def fields_holding_markers(value, path: str = "") -> set[str]:
     return set()
 
 
-def check_untrusted_fields_named(tally, envelope: dict) -> None:
+def check_untrusted_fields_named(tally, envelope: dict[str, Any]) -> None:
     holding = fields_holding_markers({k: v for k, v in envelope.items()
                                       if k != "untrustedContent"})
     named = set(envelope.get("untrustedContent", {}).get("fields", []))
@@ -182,7 +191,7 @@ def sites(tmp_path, clock):
 def test_hostile_text_renders_inert_in_every_page(tally, sites):
     (plain_pages, _), (hostile_pages, _) = sites
     assert plain_pages.keys() == hostile_pages.keys()
-    shown = set()
+    shown: set[str] = set()
     for step, response in hostile_pages.items():
         assert response.status_code in (200, 201), step
         assert shape(response.data) == shape(plain_pages[step].data), (
@@ -266,7 +275,7 @@ TEMPLATES = sorted([*(PROJECT_ROOT / "templates").rglob("*.html"),
 def test_no_template_holds_an_inline_script(template):
     source = template.read_text(encoding="utf-8")
     for tag in re.findall(r"<script\b[^>]*>", source, re.I):
-        attrs = BeautifulSoup(tag + "</script>", "html.parser").script.attrs
+        attrs = one(BeautifulSoup(tag + "</script>", "html.parser"), "script").attrs
         assert "src" in attrs or attrs.get("type") == "application/ld+json", (
             f"{template.name}: inline script {tag}")
         assert not any(name.startswith("on") for name in attrs)

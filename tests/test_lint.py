@@ -25,9 +25,9 @@ EXPECT = re.compile(r"\{# expect: ((?:WMCP\d{3} ?)+) --")
 FINDING = re.compile(r"^(?P<path>\S+):(?P<line>\d+): (?P<code>WMCP\d{3}) \S.*$")
 
 
-def findings(output: str) -> list[re.Match]:
+def findings(output: str) -> list[re.Match[str]]:
     """The finding lines of the command's output (the summary goes to stderr)."""
-    return [FINDING.match(line) for line in output.splitlines() if FINDING.match(line)]
+    return [found for line in output.splitlines() if (found := FINDING.match(line))]
 
 
 def test_the_project_templates_lint_clean(runner):
@@ -35,13 +35,16 @@ def test_the_project_templates_lint_clean(runner):
     assert result.exit_code == 0, result.output
     assert findings(result.output) == []
     checked = re.search(r"(\d+) templates, (\d+) sample pages: no findings", result.output)
+    assert checked, result.output
     templates, pages = map(int, checked.groups())
     assert templates >= 20 and pages >= 20
 
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("WMCP*.html")), ids=lambda p: p.stem)
 def test_each_rule_fires_on_its_fixture(fixture):
-    expected = set(EXPECT.match(fixture.read_text()).group(1).split())
+    expectation = EXPECT.match(fixture.read_text())
+    assert expectation, f"{fixture.name} does not start with an expect comment"
+    expected = set(expectation.group(1).split())
     assert fixture.name[:7] in expected
     result = bookshop.create_app().test_cli_runner().invoke(
         args=["webmcp", "lint", str(fixture)])

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from webapp.domain.catalog import CATALOG
 from webapp.webmcp.dev.schema import expected_input_schema
 
 
-def manifest(runner) -> dict:
+def manifest(runner) -> dict[str, Any]:
     result = runner.invoke(args=["webmcp", "manifest"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    catalog: dict[str, Any] = json.loads(result.output)
+    return catalog
 
 
 def test_lists_every_tool_with_its_catalog_entry(runner):

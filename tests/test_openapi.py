@@ -4,6 +4,7 @@ with what the routes really answer."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from helpers import JSON
@@ -70,7 +71,7 @@ def test_status_codes_follow_the_envelope_statuses(document):
         status.word for status in Status]
 
 
-def request_schema(document, path: str, method: str) -> dict:
+def request_schema(document, path: str, method: str) -> dict[str, Any]:
     """The agent-fillable inputs of an operation, as one object schema (no CSRF, no path)."""
     operation = document["paths"][path][method]
     if method == "get":

@@ -10,6 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
+from helpers import one
 from helpers import the_jsonld
 from helpers import three_answers
 
@@ -54,7 +55,7 @@ def test_the_review_offers_a_human_only_confirm_form(visitor):
     response = visitor.post("/events/evt-webmcp-intro/register",
                             {"attendee_name": "Ann", "email": "ann@example.com"}, headers=HTMX)
     soup = BeautifulSoup(response.data, "html.parser")
-    form = soup.select_one("form.confirm-form")
+    form = one(soup, "form.confirm-form")
     assert not form.has_attr("toolname") and not form.has_attr("toolautosubmit")
     assert form["action"] == "/registrations/confirm"
     assert len(form.find_all("button")) == 1
@@ -189,8 +190,8 @@ def test_invalid_input_without_javascript_keeps_what_was_typed(visitor):
                             {"attendee_name": "Ann", "email": "nope"})
     assert response.status_code == 422
     soup = BeautifulSoup(response.data, "html.parser")
-    assert soup.select_one("#prepare_event_registration-attendee_name")["value"] == "Ann"
-    email = soup.select_one("#prepare_event_registration-email")
+    assert one(soup, "#prepare_event_registration-attendee_name")["value"] == "Ann"
+    email = one(soup, "#prepare_event_registration-email")
     assert email["value"] == "nope" and email["aria-invalid"] == "true"
     assert the_jsonld(response.data)["status"] == "invalid_input"
 
@@ -203,7 +204,7 @@ def test_the_whole_flow_without_javascript(app, visitor):
     answer = the_jsonld(review.data)
     assert answer["status"] == "confirmation_required"
     soup = BeautifulSoup(review.data, "html.parser")
-    form = soup.select_one("form.confirm-form")
+    form = one(soup, "form.confirm-form")
     data = {i["name"]: i["value"] for i in form.find_all("input", type="hidden")}
     confirmed = visitor.post(form["action"], data, csrf=False)
     assert confirmed.status_code == 303
@@ -232,11 +233,12 @@ def test_confirming_via_htmx_refreshes_the_seats_and_removes_the_form(visitor):
                             headers=HTMX)
     assert response.status_code == 201
     soup = BeautifulSoup(response.data, "html.parser")
-    brief = soup.find(id="event-brief")
+    brief = one(soup, "#event-brief")
     assert brief["hx-swap-oob"] == "true"
-    seats = brief.find("dt", string="Seats left").find_next_sibling("dd")
-    assert seats.get_text() == "7"
-    area = soup.find(id="registration-form")
+    label = brief.find("dt", string="Seats left")
+    seats = label.find_next_sibling("dd") if label else None
+    assert seats is not None and seats.get_text() == "7"
+    area = one(soup, "#registration-form")
     assert area["hx-swap-oob"] == "true"
     assert area.select_one("form[toolname]") is None
     assert "already registered" in area.get_text()

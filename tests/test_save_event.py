@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 from helpers import HTMX
+from helpers import one
 from helpers import the_jsonld
 
 
@@ -56,7 +57,7 @@ def test_without_javascript_the_save_lands_on_the_event_page_with_its_result(vis
 def test_removing_a_saved_event_is_a_person_only_form(visitor):
     visitor.save()
     soup = BeautifulSoup(visitor.get("/saved").data, "html.parser")
-    form = soup.select_one(".event-card form")
+    form = one(soup, ".event-card form")
     assert not form.has_attr("toolname")
     response = visitor.post(form["action"])
     assert response.status_code == 303

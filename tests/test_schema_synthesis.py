@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from helpers import one
 
 from webapp.webmcp.dev.schema import DATE_SENTENCE
 from webapp.webmcp.dev.schema import synthesize_input_schema
@@ -21,8 +23,9 @@ from webapp.webmcp.dev.schema import synthesize_page
 CASES = Path(__file__).parent / "schema_cases"
 
 
-def recorded(case: Path) -> dict:
-    return json.loads(case.with_suffix(".chromium.json").read_text())
+def recorded(case: Path) -> dict[str, Any]:
+    schemas: dict[str, Any] = json.loads(case.with_suffix(".chromium.json").read_text())
+    return schemas
 
 
 @pytest.mark.parametrize("case", sorted(CASES.glob("*.html")), ids=lambda path: path.stem)
@@ -43,14 +46,14 @@ def test_the_reference_example_verbatim():
     """reference/webmcp.md §1.3: the order_tea form and the schema Chromium 156 gave for it
     (copied from the reference as it stands)."""
     page = BeautifulSoup((CASES / "descriptions.html").read_text(), "html.parser")
-    form = page.select_one("form[toolname=order_tea]")
+    form = one(page, "form[toolname=order_tea]")
     reference = json.loads((CASES / "order_tea.reference.json").read_text())
     assert synthesize_input_schema(form) == reference
 
 
 def test_a_date_without_description_gets_the_sentence_alone():
     page = BeautifulSoup('<form><input type="date" name="day"></form>', "html.parser")
-    schema = synthesize_input_schema(page.form)
+    schema = synthesize_input_schema(one(page, "form"))
     assert schema["properties"]["day"]["description"] == DATE_SENTENCE
     assert DATE_SENTENCE == "Dates MUST be provided in 'YYYY-MM-DD' format."
 
@@ -59,5 +62,5 @@ def test_a_form_is_read_within_its_document():
     """A label and a control outside the <form> element count only from the whole page."""
     page = BeautifulSoup('<label for="q">Words</label><form id="f"></form>'
                          '<input id="q" name="q" form="f">', "html.parser")
-    assert synthesize_input_schema(page.form)["properties"] == {
+    assert synthesize_input_schema(one(page, "form"))["properties"] == {
         "q": {"type": "string", "description": "Words"}}

@@ -9,6 +9,7 @@ from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
 from helpers import jsonld_blocks
+from helpers import one
 from helpers import the_jsonld
 from helpers import three_answers
 
@@ -109,17 +110,17 @@ def test_field_errors_are_shown_next_to_the_fields(client):
     page = client.get(url)
     assert page.status_code == 422
     soup = BeautifulSoup(page.data, "html.parser")
-    control = soup.select_one("form#search_events [name=date_from]")
+    control = one(soup, "form#search_events [name=date_from]")
     assert control["aria-invalid"] == "true"
     error = soup.find(id=control["aria-describedby"])
-    assert "after the 'to' date" in error.get_text()
+    assert error is not None and "after the 'to' date" in error.get_text()
 
     # The htmx partial leaves the form in place and refreshes its error slots out of band.
     partial = BeautifulSoup(client.get(url, headers=HTMX).data, "html.parser")
-    slot = partial.find(id="search_events-date_from-error")
+    slot = one(partial, "#search_events-date_from-error")
     assert slot["hx-swap-oob"] == "true"
     assert "after the 'to' date" in slot.get_text()
-    assert partial.find(id="search_events-query-error").get_text() == ""
+    assert one(partial, "#search_events-query-error").get_text() == ""
 
 
 @pytest.mark.parametrize("text", [
@@ -216,10 +217,10 @@ def test_the_page_has_exactly_one_json_ld_block(client):
 
 def test_pager_links_keep_the_filters(client):
     soup = BeautifulSoup(client.get("/events?price=free").data, "html.parser")
-    next_link = soup.select_one(".pager a[rel=next]")
+    next_link = one(soup, ".pager a[rel=next]")
     assert next_link["href"] == "/events?page=2&price=free"
     assert next_link["hx-get"] == next_link["href"]
-    page_control = soup.select_one(".pager input[name=page]")
+    page_control = one(soup, ".pager input[name=page]")
     assert page_control["form"] == "search_events"
     assert page_control["value"] == ""
 
@@ -230,4 +231,4 @@ def test_pager_links_keep_the_filters(client):
 ])
 def test_the_page_control_asks_for_the_first_page_unless_told(client, url, value):
     soup = BeautifulSoup(client.get(url).data, "html.parser")
-    assert soup.select_one(".pager input[name=page]")["value"] == value
+    assert one(soup, ".pager input[name=page]")["value"] == value

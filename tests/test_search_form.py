@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bs4 import BeautifulSoup
+from helpers import one
 from marshmallow import fields
 from marshmallow import validate
 
@@ -12,7 +13,7 @@ from webapp.domain.schemas import SearchEventsInput
 
 def search_form(client):
     soup = BeautifulSoup(client.get("/events").data, "html.parser")
-    return soup, soup.select_one("form[toolname=search_events]")
+    return soup, one(soup, "form[toolname=search_events]")
 
 
 def controls_of(soup, form):
@@ -72,6 +73,6 @@ def test_controls_carry_the_schema_constraints(client):
 def test_submitted_values_are_shown_again(client):
     soup = BeautifulSoup(client.get("/events?query=web&location=online&date_from=2027-01-02").data,
                          "html.parser")
-    assert soup.select_one("#search_events-query")["value"] == "web"
-    assert soup.select_one("#search_events-location option[selected]")["value"] == "online"
-    assert soup.select_one("#search_events-date_from")["value"] == "2027-01-02"
+    assert one(soup, "#search_events-query")["value"] == "web"
+    assert one(soup, "#search_events-location option[selected]")["value"] == "online"
+    assert one(soup, "#search_events-date_from")["value"] == "2027-01-02"

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
+from helpers import attribute
 
 from webapp.config import SITE_ROOT as PROJECT_ROOT
 
@@ -25,8 +26,8 @@ def test_headers_on_every_response(client, url):
 
 def test_asset_urls_carry_a_content_hash(client):
     soup = BeautifulSoup(client.get("/events").data, "html.parser")
-    urls = ([link["href"] for link in soup.find_all("link", rel="stylesheet")]
-            + [script["src"] for script in soup.find_all("script", src=True)])
+    urls = ([attribute(link, "href") for link in soup.find_all("link", rel="stylesheet")]
+            + [attribute(script, "src") for script in soup.find_all("script", src=True)])
     assert "/static/js/htmx-4.0.1.min.js" in [urlsplit(url).path for url in urls]
     for url in urls:
         parts = urlsplit(url)

@@ -71,12 +71,10 @@ def test_corrupt_database_answers_internal_error_then_recovers(app, client, back
 
 def test_unreadable_database_answers_internal_error(app, client, backup, monkeypatch):
     """A permission error looks like any other storage failure to the visitor."""
-    import webapp.storage.sqlite as backend
-
     def refuse(*args, **kwargs):
         raise sqlite3.OperationalError("unable to open database file /secret/path.sqlite")
 
-    monkeypatch.setattr(backend.sqlite3, "connect", refuse)
+    monkeypatch.setattr(sqlite3, "connect", refuse)  # the module the backend connects with
     assert_safe_internal_error(client.get("/events", headers=JSON))
     monkeypatch.undo()
     assert client.get("/events", headers=JSON).status_code == 200

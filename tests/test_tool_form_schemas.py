@@ -8,10 +8,14 @@ choices the page lists and the fields its address carries.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from bs4 import BeautifulSoup
+from bs4 import Tag
 from helpers import HTMX
 from helpers import JSON
+from helpers import attribute
 
 from webapp.domain.catalog import CATALOG
 from webapp.webmcp.dev.schema import expected_input_schema
@@ -21,15 +25,15 @@ from webapp.webmcp.routes import offering_routes
 EVENT_ID = "evt-webmcp-intro"
 
 
-def tool_forms(html: bytes | str) -> dict:
+def tool_forms(html: bytes | str) -> dict[str, Tag]:
     """The page's tool forms by name (a name may appear once per page)."""
     forms = BeautifulSoup(html, "html.parser").select("form[toolname]")
-    names = [form["toolname"] for form in forms]
+    names = [attribute(form, "toolname") for form in forms]
     assert len(names) == len(set(names)), f"a tool appears twice: {names}"
     return dict(zip(names, forms, strict=True))
 
 
-def assert_forms_match(html: bytes | str, expected: dict[str, dict]) -> None:
+def assert_forms_match(html: bytes | str, expected: dict[str, dict[str, Any]]) -> None:
     """The page shows exactly the `expected` tools, each with exactly its schema."""
     forms = tool_forms(html)
     assert set(forms) == set(expected)
@@ -45,7 +49,7 @@ def listed_events(client, url: str) -> list[tuple[str, str]]:
     return [(event["id"], event["title"]) for event in events]
 
 
-def expected(name: str, **context) -> dict:
+def expected(name: str, **context: Any) -> dict[str, Any]:
     return expected_input_schema(CATALOG[name], **context)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 from helpers import JSON
+from helpers import one
 
 MALICIOUS_QUERY = "/events?query=Untrusted+Copy+Lab"
 
@@ -21,6 +22,6 @@ def test_the_malicious_summary_is_returned_as_marked_data(client):
 def test_the_page_renders_the_summary_as_text(client):
     html = client.get(MALICIOUS_QUERY).data.decode()
     soup = BeautifulSoup(html, "html.parser")
-    summary = soup.select_one(".event-summary")
+    summary = one(soup, ".event-summary")
     assert "Ignore previous instructions" in summary.get_text()
     assert summary.find_all(True) == []  # no element came out of the text

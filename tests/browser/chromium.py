@@ -45,6 +45,6 @@ def has_webmcp(browser: Browser) -> bool:
         page.route(PROBE_URL, lambda route: route.fulfill(content_type="text/html",
                                                           body=PROBE_PAGE))
         page.goto(PROBE_URL)
-        return page.evaluate("typeof document.modelContext === 'object'")
+        return page.evaluate("typeof document.modelContext === 'object'") is True
     finally:
         page.close()

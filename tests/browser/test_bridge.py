@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from .agent import Tool
+
 pytestmark = pytest.mark.browser
 
 # Not among the events /events lists first, so only the new results can offer it.
@@ -146,8 +148,9 @@ def test_people_still_get_active_search(js_tab):
     assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
 
 
-def event_ids_offered(tool) -> list[str]:
-    return tool.input_schema["properties"]["event_id"]["enum"]
+def event_ids_offered(tool: Tool) -> list[str]:
+    offered: list[str] = tool.input_schema["properties"]["event_id"]["enum"]
+    return offered
 
 
 def longest_htmx_delay(page) -> int:

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from helpers import the_jsonld
+from playwright.sync_api import Response
 
 from .agent import ToolNotFound
 
@@ -106,6 +107,6 @@ def test_a_person_on_a_later_page_searching_again_gets_the_first_page(tab):
     assert the_jsonld(searched.value.text())["data"]["page"] == 1
 
 
-def is_search(response) -> bool:
+def is_search(response: Response) -> bool:
     """An answer to a search (a page or an htmx partial of /events)."""
     return response.request.method == "GET" and urlsplit(response.url).path == "/events"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from helpers import one
 
 from webapp.domain.catalog import CATALOG
 from webapp.webmcp.dev.schema import expected_input_schema
@@ -31,7 +32,7 @@ def assert_agent_sees(tab, tool: str, **context: Any) -> None:
     tools = tab.agent.tools()
     assert tool in tools, f"{tool} is not a tool of {tab.page.url}"
     chromium = tools[tool].input_schema
-    form = BeautifulSoup(tab.page.content(), "html.parser").select_one(f"form[toolname={tool}]")
+    form = one(BeautifulSoup(tab.page.content(), "html.parser"), f"form[toolname={tool}]")
     assert chromium == synthesize_input_schema(form), "the synthesizer misreads this form"
     assert chromium == expected_input_schema(CATALOG[tool], **context), (
         "the form and its marshmallow schema disagree")

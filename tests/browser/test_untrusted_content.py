@@ -22,9 +22,12 @@ def watch_for_scripts(page) -> list[str]:
         seen.append(f"dialog: {dialog.message}")
         dialog.dismiss()
 
+    def console(message) -> None:
+        if message.type == "error":
+            seen.append(f"console: {message.text}")
+
     page.on("dialog", dialog)
-    page.on("console", lambda message: message.type == "error"
-            and seen.append(f"console: {message.text}"))
+    page.on("console", console)
     page.on("pageerror", lambda error: seen.append(f"page error: {error}"))
     return seen
 

@@ -60,10 +60,10 @@ class Tab:
         """The result an answer carries: the bridge's object, or the next page's one JSON-LD
         block when there is no JavaScript."""
         assert answer.status == "Completed", answer.error_text
-        if self.javascript:
-            return answer.output
-        assert isinstance(answer.output, list) and len(answer.output) == 1, answer.output
-        return answer.output[0]
+        blocks = [answer.output] if self.javascript else answer.output
+        assert isinstance(blocks, list) and len(blocks) == 1, answer.output
+        result: dict[str, Any] = blocks[0]
+        return result
 
     def delivered(self, envelope: dict[str, Any]) -> Any:
         """What this tab's agent receives for a result: the object the bridge answers with,
@@ -88,21 +88,26 @@ class Tab:
             headers["Content-Type"] = request.headers["content-type"]
         response = self.page.context.request.fetch(request.url, method=request.method,
                                                    headers=headers, data=request.post_data)
-        return response.json()
+        answer: dict[str, Any] = response.json()
+        return answer
 
     def ask(self, path: str, form: dict[str, str] | None = None) -> dict[str, Any]:
         """GET `path` as a JSON client of this visitor; POST `form` (with this page's CSRF
         token) when given."""
         api = self.page.context.request
         if form is None:
-            return api.get(self.site.url(path), headers=JSON).json()
-        token = self.page.locator("input[name=csrf_token]").first.get_attribute("value")
-        return api.post(self.site.url(path), headers=JSON,
-                        form={"csrf_token": token or "", **form}).json()
+            response = api.get(self.site.url(path), headers=JSON)
+        else:
+            token = self.page.locator("input[name=csrf_token]").first.get_attribute("value")
+            response = api.post(self.site.url(path), headers=JSON,
+                                form={"csrf_token": token or "", **form})
+        answer: dict[str, Any] = response.json()
+        return answer
 
     def seats(self, event_id: str) -> int:
         """Seats left at an event, as a JSON client reads them."""
-        return self.ask(f"/events/{event_id}")["data"]["event"]["remainingSeats"]
+        seats: int = self.ask(f"/events/{event_id}")["data"]["event"]["remainingSeats"]
+        return seats
 
     # The person.
 
@@ -120,7 +125,9 @@ class Tab:
         self.page.get_by_label("E-mail").fill(email)
         self.press("Review registration", then_shows="Check and confirm")
         self.press("Confirm registration", then_shows="one seat is yours")
-        return REGISTRATION_ID.search(self.page.locator("main").inner_html()).group()
+        shown = REGISTRATION_ID.search(self.page.locator("main").inner_html())
+        assert shown, "the confirmation shows no registration id"
+        return shown.group()
 
     def new_tab(self) -> Tab:
         """Another tab of the same browser: the same visitor."""
