@@ -40,9 +40,11 @@ browser:
 static: install
 	$(BIN)/python -m whitenoise.compress --quiet static
 
+# Types last: mypy reads its files and settings from pyproject.toml.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/flask --app webapp webmcp lint
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) instance bench/results
