@@ -54,7 +54,7 @@ def imported_modules(path: Path, deferred: bool = True) -> set[str]:
     nodes = ast.walk(tree) if deferred else (
         node for statement in tree.body for node in ast.walk(statement)
         if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
-    found = set()
+    found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
