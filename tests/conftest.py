@@ -4,30 +4,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import UTC
-from datetime import datetime
-from datetime import timedelta
 
 import pytest
 from helpers import Visitor
+from suite_clock import Clock
+from suite_clock import suite_start
 from whitenoise.compress import Compressor
 
 from webapp import PROJECT_ROOT
 from webapp import create_app
 from webapp.db import prepare_database
-
-
-class Clock:
-    """A clock tests move by hand (the app reads the time only through it)."""
-
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -55,7 +41,8 @@ def tally(request):
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock(datetime.now(UTC).replace(microsecond=0))
+    """The app's clock, at the suite's start instant (never the wall clock) until moved."""
+    return Clock(suite_start())
 
 
 @pytest.fixture
