@@ -7,6 +7,8 @@ from collections import Counter
 
 import pytest
 from helpers import Visitor
+from shifted_clock.sitecustomize import DESTINATION
+from shifted_clock.sitecustomize import SITE_ZONE
 from suite_clock import Clock
 from suite_clock import suite_start
 from whitenoise.compress import Compressor
@@ -14,6 +16,23 @@ from whitenoise.compress import Compressor
 from webapp import PROJECT_ROOT
 from webapp import create_app
 from webapp.db import prepare_database
+
+
+def pytest_configure() -> None:
+    """A run that asks for a shifted clock but did not get one stops before any test."""
+    try:
+        suite_start()
+    except RuntimeError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def pytest_report_header() -> str:
+    """Where the tests' clock starts, and whether every process's clock was moved."""
+    start = suite_start().astimezone(SITE_ZONE).isoformat()
+    if os.environ.get(DESTINATION):
+        return (f"clock: every process shifted to {os.environ[DESTINATION]}; "
+                f"the tests' clock starts at {start}")
+    return f"clock: the tests' clock starts at {start}; servers under test keep the real time"
 
 
 @pytest.fixture(scope="session", autouse=True)
