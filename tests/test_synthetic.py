@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from datetime import UTC
-from datetime import datetime
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from suite_clock import suite_start
 
 from webapp.schemas import LEVELS
 from webapp.schemas import LOCATIONS
@@ -21,7 +20,7 @@ from webapp.synthetic import SPREAD_DAYS
 from webapp.synthetic import TOPICS
 from webapp.synthetic import generate_events
 
-NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+NOW = suite_start()
 TAIPEI = ZoneInfo("Asia/Taipei")
 EVENT_ID = re.compile(r"^evt-[a-z0-9][a-z0-9-]{0,63}$")
 
