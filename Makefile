@@ -4,15 +4,30 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install browser static lint bench wrk clean
+.PHONY: run test test-shifted install browser static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
 	$(BIN)/gunicorn
 
-## Install everything (Chromium included) and run the whole test suite
+## Install everything (Chromium included), run the whole test suite, then the shifted-clock runs
 test: install browser static lint
 	$(BIN)/pytest
+	@$(MAKE) --no-print-directory test-shifted
+
+# Where the shifted runs move every process's clock: the next such moment in Asia/Taipei.
+SHIFTED_CLOCKS = early-morning new-years-eve leap-day
+
+## The non-browser suite once per moment of SHIFTED_CLOCKS, every process's clock moved there
+# (tests/shifted_clock): the verdict must not depend on the hour or the date. All moments run,
+# then any that failed are named.
+test-shifted: install static
+	@failed=; for moment in $(SHIFTED_CLOCKS); do \
+	    echo; echo "=== non-browser suite, every clock shifted to $$moment ==="; \
+	    PYTHONPATH="$(CURDIR)/tests/shifted_clock$${PYTHONPATH:+:$$PYTHONPATH}" \
+	        SHIFT_CLOCK_TO=$$moment $(BIN)/pytest -m "not browser" || failed="$$failed $$moment"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "shifted-clock runs failed:$$failed" >&2; exit 1; fi
 
 ## Benchmarks: print the figures and write them to bench/results/latest.json
 bench: install browser static wrk

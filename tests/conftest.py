@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import UTC
-from datetime import datetime
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from helpers import Visitor
+from shifted_clock.sitecustomize import DESTINATION
+from shifted_clock.sitecustomize import SITE_ZONE
+from suite_clock import Clock
+from suite_clock import suite_start
 from whitenoise.compress import Compressor
 
 from webapp import create_app
@@ -18,17 +19,21 @@ from webapp.config import SITE_ROOT as PROJECT_ROOT
 from webapp.storage.connection import prepare_database
 
 
-class Clock:
-    """A clock tests move by hand (the app reads the time only through it)."""
+def pytest_configure() -> None:
+    """A run that asks for a shifted clock but did not get one stops before any test."""
+    try:
+        suite_start()
+    except RuntimeError as error:
+        raise pytest.UsageError(str(error)) from None
 
-    def __init__(self, now: datetime):
-        self.now = now
 
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
+def pytest_report_header() -> str:
+    """Where the tests' clock starts, and whether every process's clock was moved."""
+    start = suite_start().astimezone(SITE_ZONE).isoformat()
+    if os.environ.get(DESTINATION):
+        return (f"clock: every process shifted to {os.environ[DESTINATION]}; "
+                f"the tests' clock starts at {start}")
+    return f"clock: the tests' clock starts at {start}; servers under test keep the real time"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -56,7 +61,8 @@ def tally(request):
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock(datetime.now(UTC).replace(microsecond=0))
+    """The app's clock, at the suite's start instant (never the wall clock) until moved."""
+    return Clock(suite_start())
 
 
 @pytest.fixture

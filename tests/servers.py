@@ -16,6 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,17 +38,19 @@ def free_port() -> int:
 
 @contextmanager
 def gunicorn(database: Path, workers: int = 4, threads: int = 4,
-             env: dict[str, str] | None = None, log: Path | None = None,
+             env: Mapping[str, str | None] | None = None, log: Path | None = None,
              wrapper: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the app with gunicorn until the block ends; yields (base URL, process).
 
-    `wrapper` is a command gunicorn runs under (e.g. one that drops privileges).
+    `env` sets variables of the server's environment (None unsets one), and `wrapper` is a
+    command gunicorn runs under (e.g. one that drops privileges).
     """
     port = free_port()
-    environment = {**os.environ, "FLASK_DATABASE": str(database),
-                   "FLASK_SECRET_KEY": "server test secret", "BIND": f"127.0.0.1:{port}",
-                   "WEB_CONCURRENCY": str(workers), "GUNICORN_THREADS": str(threads),
-                   **(env or {})}
+    wanted: dict[str, str | None] = {
+        **os.environ, "FLASK_DATABASE": str(database), "FLASK_SECRET_KEY": "server test secret",
+        "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers),
+        "GUNICORN_THREADS": str(threads), **(env or {})}
+    environment = {name: value for name, value in wanted.items() if value is not None}
     log = log or database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile", "/dev/null"],

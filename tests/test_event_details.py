@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from datetime import timedelta
+
 import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
@@ -41,8 +44,14 @@ def test_details_of_a_full_event(client):
 
 
 def test_details_of_a_closed_event(client, clock):
-    clock.advance(days=12, hours=12)  # past the workshop's deadline (two days before it)
-    event = client.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+    def details():
+        return client.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+
+    deadline = datetime.fromisoformat(details()["registrationDeadline"])
+    clock.now = deadline
+    assert details()["state"] == "open"  # up to the deadline itself
+    clock.now = deadline + timedelta(seconds=1)
+    event = details()
     assert event["state"] == "closed"
     assert event["remainingSeats"] == 8
 

@@ -126,7 +126,8 @@ def test_a_full_event_cannot_be_prepared_and_its_page_says_so(visitor):
 
 
 def test_a_closed_event_cannot_be_prepared(visitor, clock):
-    clock.advance(days=13)
+    event = visitor.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+    clock.now = datetime.fromisoformat(event["registrationDeadline"]) + timedelta(seconds=1)
     answer, _ = visitor.prepare_registration()
     assert answer["status"] == "conflict" and "closed" in answer["message"]
     soup = BeautifulSoup(visitor.get("/events/evt-webmcp-intro/register").data, "html.parser")

@@ -5,12 +5,11 @@ events, with a count that is exact up to the cap.
 from __future__ import annotations
 
 import re
-from datetime import UTC
-from datetime import datetime
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from suite_clock import suite_start
 
 from webapp.config import SEARCH_COUNT_CAP
 from webapp.datasets.synthetic import COMMON_WORD
@@ -20,7 +19,7 @@ from webapp.storage import EventQuery
 from webapp.storage.sqlite import COMMON_TERM_THRESHOLD
 from webapp.storage.sqlite import SQLiteStorage
 
-NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+NOW = suite_start()
 EVENTS = 3000  # enough for COMMON_WORD to pass COMMON_TERM_THRESHOLD among upcoming events
 
 

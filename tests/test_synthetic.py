@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from datetime import UTC
-from datetime import datetime
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from suite_clock import suite_start
 
 from webapp.datasets.synthetic import COMMON_WORD
 from webapp.datasets.synthetic import RARE_TOPICS
@@ -21,7 +20,7 @@ from webapp.domain.schemas import LEVELS
 from webapp.domain.schemas import LOCATIONS
 from webapp.domain.schemas import PRICES
 
-NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+NOW = suite_start()
 TAIPEI = ZoneInfo("Asia/Taipei")
 EVENT_ID = re.compile(r"^evt-[a-z0-9][a-z0-9-]{0,63}$")
 
