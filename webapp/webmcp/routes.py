@@ -86,11 +86,22 @@ def _route(bp: Blueprint, rule: str, role: RouteRole, methods: Iterable[str]
 
 
 def route_roles(app: Flask) -> Iterator[tuple[Rule, RouteRole]]:
-    """Every declared route of `app`, with its role."""
+    """Every declared route of `app`, with its role.
+
+    A route is named by the first rule of its endpoint: further rules of the same endpoint
+    (the same view under a language prefix, say) are other addresses of that route.
+    """
+    seen: set[str] = set()
     for rule in app.url_map.iter_rules():
         role = getattr(app.view_functions[rule.endpoint], ROLE, None)
-        if role is not None:
+        if role is not None and rule.endpoint not in seen:
+            seen.add(rule.endpoint)
             yield rule, role
+
+
+def route_rule(app: Flask, endpoint: str | None) -> Rule | None:
+    """The rule that names the route of `endpoint` (its first; see `route_roles`)."""
+    return next((rule for rule in app.url_map.iter_rules(endpoint)), None) if endpoint else None
 
 
 def offering_routes(app: Flask) -> dict[str, list[str]]:
