@@ -42,7 +42,8 @@ import json, sys
 from webapp import create_app
 app = create_app({"TESTING": True, "SECRET_KEY": "x", "DATABASE": sys.argv[1]})
 client = app.test_client()
-for url in ("/events", "/events?query=webmcp&location=taipei", "/events/evt-webmcp-intro"):
+for url in ("/zh-TW/events", "/en/events?query=webmcp&location=taipei",
+            "/zh-TW/events/evt-webmcp-intro"):
     assert client.get(url).status_code == 200, url
 print(json.dumps(sorted(sys.modules)))
 """

@@ -24,6 +24,7 @@ from flask import Flask
 from flask import Response
 from flask import current_app
 from flask import g
+from flask import has_request_context
 from flask import redirect
 from flask import request
 from flask import url_for
@@ -171,6 +172,11 @@ def _prefix_every_page(app: Flask) -> None:
                          methods=sorted(methods))
 
 
+def request_locale() -> str:
+    """The Babel locale of this request; outside one (commands), the source language."""
+    return current_language().locale if has_request_context() else LANGUAGES["en"].locale
+
+
 def _template_helpers() -> dict[str, object]:
     language = current_language()
     return {
@@ -186,7 +192,7 @@ def init_app(app: Flask) -> None:
     is registered: each of their pages gets its prefixed address)."""
     app.config.setdefault("BABEL_DEFAULT_LOCALE", LANGUAGES[DEFAULT].locale)
     app.config.setdefault("BABEL_DEFAULT_TIMEZONE", app.config["SITE_TIMEZONE"])
-    Babel(app, locale_selector=lambda: current_language().locale)
+    Babel(app, locale_selector=request_locale)
     app.url_map.converters["language"] = LanguageConverter
     _prefix_every_page(app)
     app.url_value_preprocessor(_take_language_from_url)

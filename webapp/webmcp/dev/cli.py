@@ -17,6 +17,7 @@ from ..routes import offering_routes
 from .lint import RULES
 from .lint import Linter
 from .lint import Samples
+from .lint import as_request
 from .schema import expected_input_schema
 from .schema import page_context
 
@@ -81,7 +82,7 @@ def manifest(app: Flask) -> dict[str, Any]:
             tool = extension.catalog[form["toolname"]]
             if (page.rule or page.url) in forms[tool.name]:
                 continue  # the same route in another language, say
-            with app.test_request_context(page.url):
+            with as_request(app, page.url):
                 context = page_context(tool, form, app.url_map, page.url.split("?")[0])
                 listed = sorted(context["choices"])
                 context["choices"] = {name: [] for name in listed}

@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -264,7 +265,7 @@ class Linter:
         sources = [(name, self.source_of(name)) for name in closure]
         path = page.url.split("?")[0]
         # The catalog's texts are read as the page's own request read them (its language).
-        with self.app.test_request_context(page.url):
+        with as_request(self.app, page.url):
             problems = check_page(page.html, self.catalog, self.app.url_map, path)
         for problem in problems:
             owner, line = locate(problem, sources)
@@ -288,7 +289,7 @@ class Linter:
                      f"could not render this template on its own ({error}); add a sample "
                      "page that uses it")
             return
-        with self.app.test_request_context("/"):
+        with as_request(self.app, "/"):
             problems = check_page(html, self.catalog, self.app.url_map, "/")
         for problem in problems:
             _, line = locate(problem, [(name or shown, source)])
@@ -303,6 +304,14 @@ class Linter:
         """Record a finding (the same finding from several pages counts once)."""
         assert code in RULE_CODES, code
         self.findings.add(Finding(path, line, code, message))
+
+
+@contextmanager
+def as_request(app: Flask, url: str) -> Iterator[None]:
+    """Contexts of their own for a request to `url`: what the catalog says there (in the
+    page's language, say) is what it said to the request that rendered the page."""
+    with app.app_context(), app.test_request_context(url):
+        yield
 
 
 # -- checks of one rendered page
