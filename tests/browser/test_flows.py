@@ -108,5 +108,6 @@ def test_a_person_on_a_later_page_searching_again_gets_the_first_page(tab):
 
 
 def is_search(response: Response) -> bool:
-    """An answer to a search (a page or an htmx partial of /events)."""
-    return response.request.method == "GET" and urlsplit(response.url).path == "/events"
+    """An answer to a search (a page or an htmx partial of /events, in any language)."""
+    return (response.request.method == "GET"
+            and urlsplit(response.url).path in ("/events", "/en/events", "/zh-TW/events"))

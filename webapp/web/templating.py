@@ -35,11 +35,10 @@ def when(iso: str | None, with_time: bool = True) -> str:
     if not with_time:
         return day
     offset = moment.utcoffset()
-    hours = offset.total_seconds() / 3600 if offset is not None else 0
+    hours = f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}"
     return _("%(day)s, %(time)s %(city)s time (UTC%(offset)s)",
              day=day, time=format_datetime(moment, "HH:mm", locale=locale),
-             city=get_timezone_location(zone, locale=locale, return_city=True),
-             offset=f"{hours:+g}")
+             city=get_timezone_location(zone, locale=locale, return_city=True), offset=hours)
 
 
 # The activity log in words: what was done (by action name) and how it ended (by status word).
