@@ -81,6 +81,9 @@ def test_a_plain_install_serves_the_site(tmp_path):
         visitor = HttpVisitor(base)
         page = visitor.open_page("/events")
         assert page.status == 200 and "evt-webmcp-intro" in page.text
+        # The compiled catalogs came along: the Chinese pages are in Chinese.
+        chinese = visitor.request("GET", "/zh-TW/events")
+        assert '<html lang="zh-Hant-TW">' in chinese.text and "近期活動" in chinese.text
         found = visitor.request("GET", "/events?query=webmcp", headers=JSON).json()
         assert found["status"] == "success" and found["data"]["count"] >= 1
         stylesheet = visitor.request("GET", "/static/css/site.css")

@@ -190,8 +190,6 @@ def _template_helpers() -> dict[str, object]:
 def init_app(app: Flask) -> None:
     """Set up Flask-Babel, the prefixed addresses and the negotiation (after every blueprint
     is registered: each of their pages gets its prefixed address)."""
-    app.config.setdefault("BABEL_DEFAULT_LOCALE", LANGUAGES[DEFAULT].locale)
-    app.config.setdefault("BABEL_DEFAULT_TIMEZONE", app.config["SITE_TIMEZONE"])
     Babel(app, locale_selector=request_locale)
     app.url_map.converters["language"] = LanguageConverter
     _prefix_every_page(app)
