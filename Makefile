@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-shifted install browser static lint bench wrk clean
+.PHONY: run test test-shifted install catalogs translations browser static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
@@ -37,7 +37,7 @@ bench: install browser static wrk
 wrk:
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed catalogs
 
 # Reinstall whenever the package metadata changes.
 $(VENV)/.installed: setup.cfg pyproject.toml
@@ -45,6 +45,23 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
+
+# The message catalogs (webapp/translations/<locale>/LC_MESSAGES/messages.po) are the source;
+# the .mo files the site loads are built from them (and not committed).
+CATALOGS = $(wildcard webapp/translations/*/LC_MESSAGES/messages.po)
+catalogs: $(CATALOGS:.po=.mo)
+
+%/LC_MESSAGES/messages.mo: %/LC_MESSAGES/messages.po $(VENV)/.installed
+	$(BIN)/pybabel compile --statistics -i $< -o $@
+
+## After changing people-facing text: extract it and merge it into every catalog (then
+## translate what is new or marked fuzzy; `make test` fails until nothing is missing)
+translations: $(VENV)/.installed
+	mkdir -p build
+	$(BIN)/pybabel extract -F babel.cfg -k _l -k lazy_gettext --add-location=file \
+	    --sort-by-file --no-wrap -c Translators: -o build/messages.pot .
+	$(BIN)/pybabel update -i build/messages.pot -d webapp/translations \
+	    --no-wrap --ignore-obsolete
 
 # Debian's Chromium drives the WebMCP browser tests; Playwright never downloads a browser here.
 browser:

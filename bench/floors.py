@@ -64,7 +64,8 @@ ENDPOINTS = (
     Endpoint("JSON, common word + filters",
              f"/events?query={COMMON_WORD}&location=taipei&level=beginner", JSON),
     Endpoint("htmx partial, common word", f"/events?query={COMMON_WORD}", HTMX),
-    Endpoint("full page /events", "/events", {}),
+    # The page itself, as a link to it (or the language redirect of a first visit) leads there.
+    Endpoint("full page /zh-TW/events", "/zh-TW/events", {}),
 )
 
 

@@ -82,8 +82,8 @@ def cold_load(browser: Browser, url: str, tools: list[str], html: str | None = N
 def measure(base: str, browser: Browser, event_id: str) -> list[dict[str, Any]]:
     """LOADS cold loads of the baseline, /events and one event's page, interleaved."""
     pages = {BASELINE_PATH: (["baseline_search"], BASELINE_PAGE),
-             "/events": (["search_events", "get_event_details"], None),
-             f"/events/{event_id}": (["get_event_details", "save_event"], None)}
+             "/zh-TW/events": (["search_events", "get_event_details"], None),
+             f"/zh-TW/events/{event_id}": (["get_event_details", "save_event"], None)}
     for path, (tools, html) in pages.items():  # a worker's first load compiles its templates
         cold_load(browser, base + path, tools, html)
     loads: dict[str, list[dict[str, float]]] = {path: [] for path in pages}

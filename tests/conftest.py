@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from helpers import Visitor
+from helpers import english
 from shifted_clock.sitecustomize import DESTINATION
 from shifted_clock.sitecustomize import SITE_ZONE
 from suite_clock import Clock
@@ -89,7 +90,8 @@ def app(tmp_path, clock, app_config):
 
 @pytest.fixture
 def client(app):
-    return app.test_client()
+    """A browser that reads English (see helpers.READS_ENGLISH)."""
+    return english(app.test_client())
 
 
 @pytest.fixture

@@ -21,6 +21,11 @@ from werkzeug.test import TestResponse
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
+# The suite's visitors read English (the site's default for them would be Chinese): at a
+# language-neutral address JSON, partials and POSTs are answered in place in English, and a
+# page is redirected to /en/. Tests of the languages themselves say which they want.
+READS_ENGLISH = {"HTTP_ACCEPT_LANGUAGE": "en"}
+
 JSON = {"Accept": "application/json"}
 HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 RENDERINGS = {"json": JSON, "partial": HTMX, "page": {}}
@@ -58,9 +63,22 @@ def the_jsonld(html: bytes | str) -> dict[str, Any]:
     return blocks[0]
 
 
+def english(client: FlaskClient) -> FlaskClient:
+    """`client`, reading English (see READS_ENGLISH)."""
+    client.environ_base.update(READS_ENGLISH)
+    return client
+
+
+def page_address(url: str, language: str = "en") -> str:
+    """The address of a page in `language`: a neutral address would only redirect there."""
+    return url if url.startswith(f"/{language}/") else f"/{language}{url}"
+
+
 def three_answers(client: FlaskClient, url: str, method: str = "get", **kwargs: Any
                   ) -> tuple[TestResponse, TestResponse, TestResponse]:
-    """The JSON, partial and full-page answers to the same request."""
+    """The JSON, partial and full-page answers to the same request, at the English address
+    of the page (the page itself is not served at a neutral address)."""
+    url = page_address(url)
     send = getattr(client, method)
     as_json = send(url, headers=JSON, **kwargs)
     partial = send(url, headers=HTMX, **kwargs)
@@ -138,13 +156,13 @@ class Visitor:
     """One browser: its own cookies, the CSRF token its pages carry, and shortcuts."""
 
     def __init__(self, app):
-        self.client = app.test_client()
+        self.client = english(app.test_client())
         self._csrf = None
 
     @property
     def csrf(self) -> str:
         if self._csrf is None:
-            page = self.client.get("/events/evt-webmcp-intro").get_data(as_text=True)
+            page = self.client.get("/en/events/evt-webmcp-intro").get_data(as_text=True)
             self._csrf = hidden_value(CSRF_FIELD, page)
         return self._csrf
 

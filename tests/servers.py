@@ -164,8 +164,9 @@ class HttpVisitor:
         body = None
         if data is not None:
             body = urllib.parse.urlencode(data).encode()
+        # This visitor reads English (see helpers.READS_ENGLISH).
         req = urllib.request.Request(self.base + path, data=body, method=method,
-                                     headers=headers or {})
+                                     headers={"Accept-Language": "en", **(headers or {})})
         try:
             with self.opener.open(req, timeout=timeout) as response:
                 return Answer(response.status, response.headers, response.read())

@@ -117,7 +117,7 @@ def test_another_visitors_things_are_not_found(tally, app, owner, other_visitor)
          {"confirmation_token": owner.cancel_token}, "confirm_cancellation"),
         ("post", "/registrations/confirm", {"confirmation_token": owner.register_token},
          "confirm_registration"),
-        ("get", f"/registrations/{registration}", None, "view_registration"),
+        ("get", f"/en/registrations/{registration}", None, "view_registration"),
     ]
     for method, url, data, action in attempts:
         for rendering, headers in RENDERINGS.items():
@@ -136,7 +136,7 @@ def test_another_visitors_things_are_not_found(tally, app, owner, other_visitor)
     for url in ("/saved", "/registrations", "/events/evt-agent-testing"):
         text = other_visitor.get(url).get_data(as_text=True)
         assert registration not in text and "evt-agent-testing/remove" not in text
-    save_button = one(BeautifulSoup(other_visitor.get("/events/evt-agent-testing").data,
+    save_button = one(BeautifulSoup(other_visitor.get("/en/events/evt-agent-testing").data,
                                     "html.parser"), "form#save_event button")
     assert save_button.get_text(strip=True) == "Save for later"
 

@@ -30,7 +30,7 @@ def test_the_dialog_confirm_form_is_human_only(visitor):
     assert dialog.has_attr("open")
     form = one(dialog, "form.confirm-form")
     assert not form.has_attr("toolname")
-    assert form["action"] == f"/registrations/{registration['id']}/cancel"
+    assert form["action"] == f"/en/registrations/{registration['id']}/cancel"
     assert dialog.select_one("form[method=dialog] button[autofocus]")
 
 
@@ -60,12 +60,12 @@ def test_another_visitor_cannot_see_or_cancel_a_registration(visitor, other_visi
     registration = visitor.register()
     answer, token = other_visitor.prepare_cancellation(registration["id"])
     assert answer["status"] == "not_found" and token is None
-    assert other_visitor.get(f"/registrations/{registration['id']}").status_code == 404
+    assert other_visitor.get(f"/en/registrations/{registration['id']}").status_code == 404
     _, token = visitor.prepare_cancellation(registration["id"])
     stolen = other_visitor.confirm_cancellation(registration["id"], token)
     assert stolen.status_code == 404
     assert visitor.seats() == 7
-    page = other_visitor.get("/registrations").get_data(as_text=True)
+    page = other_visitor.get("/en/registrations").get_data(as_text=True)
     assert registration["id"] not in page
 
 
@@ -79,7 +79,7 @@ def test_a_token_for_one_registration_cannot_cancel_another(visitor):
 
 
 def test_the_registrations_page_without_active_registrations(visitor):
-    soup = BeautifulSoup(visitor.get("/registrations").data, "html.parser")
+    soup = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser")
     assert soup.select_one("form[toolname]") is None
     assert "no active registrations" in soup.get_text()
 
@@ -89,7 +89,7 @@ def test_the_registrations_page_offers_the_active_ones(visitor):
     gone = visitor.register("evt-agent-testing")
     _, token = visitor.prepare_cancellation(gone["id"])
     visitor.confirm_cancellation(gone["id"], token)
-    soup = BeautifulSoup(visitor.get("/registrations").data, "html.parser")
+    soup = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser")
     form = one(soup, "form[toolname=prepare_registration_cancellation]")
     assert [r["value"] for r in form.select("input[type=radio]")] == [kept["id"]]
     assert gone["id"] in one(soup, ".registration-list--past").get_text()
@@ -99,14 +99,14 @@ def test_the_whole_flow_without_javascript(visitor):
     registration = visitor.register()
     response = visitor.post("/registrations/cancellation",
                             {"registration_id": registration["id"]})
-    assert response.status_code == 303 and response.headers["Location"] == "/registrations"
-    page = visitor.get("/registrations")
+    assert response.status_code == 303 and response.headers["Location"] == "/en/registrations"
+    page = visitor.get("/en/registrations")
     assert the_jsonld(page.data)["action"] == "prepare_registration_cancellation"
     form = one(BeautifulSoup(page.data, "html.parser"), "dialog form.confirm-form")
     data = {i["name"]: i["value"] for i in form.find_all("input", type="hidden")}
     confirmed = visitor.post(form["action"], data, csrf=False)
     assert confirmed.status_code == 303
-    landing = visitor.get("/registrations")
+    landing = visitor.get("/en/registrations")
     assert the_jsonld(landing.data)["data"]["alreadyCancelled"] is False
     assert visitor.seats() == 8
 

@@ -61,12 +61,12 @@ def test_a_connection_left_in_a_transaction_is_closed_not_kept(database):
 
 
 def test_requests_share_one_kept_connection(app, client):
-    assert client.get("/events", headers=JSON).status_code == 200
+    assert client.get("/en/events", headers=JSON).status_code == 200
     with app.app_context():
         pool = app.extensions[POOL]
         kept, identity = pool.acquire(app.config["DATABASE"], busy_timeout_ms=100)
         pool.release(kept, identity)
-    assert client.get("/events?query=WebMCP", headers=JSON).status_code == 200
+    assert client.get("/en/events?query=WebMCP", headers=JSON).status_code == 200
     with app.app_context():
         assert pool.acquire(app.config["DATABASE"], busy_timeout_ms=100)[0] is kept
 

@@ -53,13 +53,13 @@ def test_import_events_upserts_a_file(runner, client, tmp_path):
     result = runner.invoke(args=["import-events", str(path)])
     assert result.exit_code == 0, result.output
     assert "Imported 1 event" in result.output
-    found = client.get("/events?query=Imported+Meetup", headers=JSON).get_json()
+    found = client.get("/en/events?query=Imported+Meetup", headers=JSON).get_json()
     assert [e["id"] for e in found["data"]["events"]] == ["evt-imported-meetup"]
     assert found["data"]["events"][0]["startsAt"] == "2030-05-01T19:00:00+08:00"
 
     renamed = {**GOOD_EVENT, "title": "Renamed Meetup"}
     runner.invoke(args=["import-events", str(write(tmp_path, "again.json", [renamed]))])
-    found = client.get("/events?query=Renamed", headers=JSON).get_json()
+    found = client.get("/en/events?query=Renamed", headers=JSON).get_json()
     assert [e["id"] for e in found["data"]["events"]] == ["evt-imported-meetup"]
 
 
@@ -78,7 +78,7 @@ def test_one_bad_row_imports_nothing_and_says_why(runner, client, tmp_path):
     assert "event 2 (Not An Id): location: Must be one of" in result.output
     assert "event 3 (evt-naive-time): startsAt: Not a valid aware datetime." in result.output
     assert "event 4 (evt-too-many-held): heldSeats: Cannot be more than capacity." in result.output
-    found = client.get("/events?query=Imported+Meetup", headers=JSON).get_json()
+    found = client.get("/en/events?query=Imported+Meetup", headers=JSON).get_json()
     assert found["status"] == "no_results", "the good row must not have been imported alone"
 
 

@@ -38,14 +38,14 @@ def test_details_of_an_open_event(client):
 
 
 def test_details_of_a_full_event(client):
-    event = client.get("/events/evt-semantic-html", headers=JSON).get_json()["data"]["event"]
+    event = client.get("/en/events/evt-semantic-html", headers=JSON).get_json()["data"]["event"]
     assert event["remainingSeats"] == 0
     assert event["state"] == "full"
 
 
 def test_details_of_a_closed_event(client, clock):
     def details():
-        return client.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+        return client.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
 
     deadline = datetime.fromisoformat(details()["registrationDeadline"])
     clock.now = deadline
@@ -68,22 +68,22 @@ def test_unknown_event_is_not_found_everywhere(client, url):
 
 
 def test_malformed_ids_are_invalid_input(client):
-    body = client.get("/events/details?event_id=../../etc", headers=JSON).get_json()
+    body = client.get("/en/events/details?event_id=../../etc", headers=JSON).get_json()
     assert body["status"] == "invalid_input" and "event_id" in body["errors"]
-    body = client.get("/events/details", headers=JSON).get_json()
+    body = client.get("/en/events/details", headers=JSON).get_json()
     assert body["errors"] == {"event_id": ["Missing data for required field."]}
 
 
 def test_the_page_bound_form_has_no_agent_inputs(client):
-    soup = BeautifulSoup(client.get("/events/evt-webmcp-intro").data, "html.parser")
+    soup = BeautifulSoup(client.get("/en/events/evt-webmcp-intro").data, "html.parser")
     form = one(soup, "form[toolname=get_event_details]")
-    assert form["action"] == "/events/evt-webmcp-intro" and form["method"] == "get"
+    assert form["action"] == "/en/events/evt-webmcp-intro" and form["method"] == "get"
     assert form.find_all(["input", "select", "textarea"]) == []
     assert one(form, "button").get_text() == "Refresh seats and details"
 
 
 def test_the_results_offer_exactly_the_ids_on_screen(client):
-    soup = BeautifulSoup(client.get("/events?price=free").data, "html.parser")
+    soup = BeautifulSoup(client.get("/en/events?price=free").data, "html.parser")
     form = one(soup, "form[toolname=get_event_details]")
     radios = form.select("input[type=radio][name=event_id]")
     links = [attribute(a, "href").rsplit("/", 1)[1]
@@ -98,30 +98,30 @@ def test_the_results_offer_exactly_the_ids_on_screen(client):
 def test_choosing_a_listed_event_previews_it_or_opens_its_page(client):
     url = "/events/details?event_id=evt-agent-testing"
     as_json, partial, page = three_answers(client, url)
-    assert as_json.get_json() == client.get("/events/evt-agent-testing",
+    assert as_json.get_json() == client.get("/en/events/evt-agent-testing",
                                             headers=JSON).get_json()
     assert the_jsonld(partial.data) == as_json.get_json()
     soup = BeautifulSoup(partial.data, "html.parser")
     assert one(soup, "form[toolname=save_event]")["action"] == (
-        "/events/evt-agent-testing/save")
+        "/en/events/evt-agent-testing/save")
     assert soup.select_one("form[toolname=get_event_details]") is None  # the list has it
     assert page.status_code == 303
-    assert page.headers["Location"] == "/events/evt-agent-testing"
+    assert page.headers["Location"] == "/en/events/evt-agent-testing"
 
 
 def test_the_detail_page_has_one_json_ld_block_and_renders_text_inert(client):
-    page = client.get("/events/evt-malicious-copy")
+    page = client.get("/en/events/evt-malicious-copy")
     assert len(jsonld_blocks(page.data)) == 1
     soup = BeautifulSoup(page.data, "html.parser")
     description = one(soup, ".event-description")
     assert "</script><script>alert(1)</script>" in description.get_text()
     assert description.find_all(["script", "img"]) == []
-    body = client.get("/events/evt-malicious-copy", headers=JSON).get_json()
+    body = client.get("/en/events/evt-malicious-copy", headers=JSON).get_json()
     assert "<img src=x onerror=alert(2)>" in body["data"]["event"]["description"]
 
 
 def test_refreshing_the_page_swaps_only_the_details(client):
-    partial = client.get("/events/evt-webmcp-intro", headers=HTMX)
+    partial = client.get("/en/events/evt-webmcp-intro", headers=HTMX)
     assert b"<html" not in partial.data
     soup = BeautifulSoup(partial.data, "html.parser")
     assert one(soup, "form[toolname=get_event_details]")["hx-target"] == "#event-details"

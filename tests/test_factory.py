@@ -27,7 +27,7 @@ def test_creating_the_app_opens_no_database(tmp_path):
     assert not database.exists()
     app.test_client().get("/health")
     assert not database.exists(), "the health check must not touch the database"
-    assert app.test_client().get("/events").status_code == 200
+    assert app.test_client().get("/en/events").status_code == 200
     assert database.exists(), "the first request that needs data creates and seeds it"
 
 
@@ -48,4 +48,4 @@ def test_a_secret_key_is_created_once_in_the_instance_folder(monkeypatch, tmp_pa
 def test_home_redirects_to_the_events(client):
     response = client.get("/")
     assert response.status_code == 302
-    assert response.headers["Location"] == "/events"
+    assert response.headers["Location"] == "/en/events"  # the client reads English

@@ -10,7 +10,7 @@ GZIP = {"Accept-Encoding": "gzip"}
 
 
 def test_the_page_loads_three_hashed_cacheable_files_and_no_icon(client):
-    soup = BeautifulSoup(client.get("/events").data, "html.parser")
+    soup = BeautifulSoup(client.get("/en/events").data, "html.parser")
     files = ([link["href"] for link in soup.find_all("link", rel="stylesheet")]
              + [script["src"] for script in soup.find_all("script", src=True)])
     assert len(files) == 3

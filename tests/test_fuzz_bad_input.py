@@ -299,7 +299,7 @@ def as_params(fields: dict[str, Any], repeat: str | None) -> list[tuple[str, str
 @example(fields={"query": '"NEAR(web* "', "date_from": "9999-12-31", "date_to": "9999-12-31"},
          repeat=None, rendering="partial")
 def test_search_events_query_strings(fuzzer, fields, repeat, rendering):
-    fuzzer.get("/events", as_params(fields, repeat), rendering)
+    fuzzer.get("/en/events", as_params(fields, repeat), rendering)
 
 
 @fuzz(250)
@@ -314,7 +314,7 @@ def test_event_pages_with_hostile_path_segments(fuzzer, segment, quoted, fields,
 @given(fields=fields_strategy({"event_id": st.one_of(st.sampled_from(EVENTS), SEGMENTS)}),
        repeat=st.one_of(st.none(), TEXT), rendering=RENDERING)
 def test_event_details_over_listed_results(fuzzer, fields, repeat, rendering):
-    fuzzer.get("/events/details", as_params(fields, repeat), rendering)
+    fuzzer.get("/en/events/details", as_params(fields, repeat), rendering)
 
 
 @fuzz(250)

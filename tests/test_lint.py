@@ -17,8 +17,13 @@ from lint_fixtures import bookshop
 
 import webapp.config
 from webapp import create_app
+from webapp.domain.catalog import CATALOG
+from webapp.webmcp.dev.lint import MAX_PARAM_DESCRIPTION
+from webapp.webmcp.dev.lint import MAX_TOOL_DESCRIPTION
 from webapp.webmcp.dev.lint import RULE_CODES
 from webapp.webmcp.dev.lint import RULES
+from webapp.webmcp.dev.lint import check_tool_description
+from webapp.webmcp.dev.lint import columns
 
 FIXTURES = Path(__file__).parent / "lint_fixtures"
 EXPECT = re.compile(r"\{# expect: ((?:WMCP\d{3} ?)+) --")
@@ -120,3 +125,27 @@ def test_a_broken_project_template_is_found_through_the_sample_pages(
     found = findings(result.output)
     assert {f["code"] for f in found} == codes, result.output
     assert any(f["path"].endswith(f"templates/{reported_in}") for f in found), result.output
+
+
+def test_description_lengths_are_counted_in_columns():
+    """WMCP011 counts a CJK character as two columns: one limit reads alike in both languages."""
+    assert columns("Search events") == 13
+    assert columns("搜尋活動") == 8
+    assert columns("WebMCP 工具") == 11
+    chinese, english = "活" * (MAX_TOOL_DESCRIPTION // 2), "e" * MAX_TOOL_DESCRIPTION
+    assert list(check_tool_description("t", chinese, [])) == []
+    assert list(check_tool_description("t", english, [])) == []
+    for too_long in (chinese + "動", english + "e"):
+        (problem,) = check_tool_description("t", too_long, [])
+        assert problem.code == "WMCP011" and "columns" in problem.message
+
+
+def test_the_site_descriptions_fit_in_both_languages(app):
+    """The catalog's descriptions, as each language writes them, are within the limits."""
+    for language in ("zh-TW", "en"):
+        with app.test_request_context(f"/{language}/events"):
+            for tool in CATALOG:
+                assert columns(str(tool.description)) <= MAX_TOOL_DESCRIPTION
+                for field in tool.schema().fields.values():
+                    described = field.metadata.get("description")
+                    assert described is None or columns(str(described)) <= MAX_PARAM_DESCRIPTION

@@ -42,7 +42,8 @@ import json, sys
 from webapp import create_app
 app = create_app({"TESTING": True, "SECRET_KEY": "x", "DATABASE": sys.argv[1]})
 client = app.test_client()
-for url in ("/events", "/events?query=webmcp&location=taipei", "/events/evt-webmcp-intro"):
+for url in ("/zh-TW/events", "/en/events?query=webmcp&location=taipei",
+            "/zh-TW/events/evt-webmcp-intro"):
     assert client.get(url).status_code == 200, url
 print(json.dumps(sorted(sys.modules)))
 """
@@ -80,6 +81,9 @@ def test_a_plain_install_serves_the_site(tmp_path):
         visitor = HttpVisitor(base)
         page = visitor.open_page("/events")
         assert page.status == 200 and "evt-webmcp-intro" in page.text
+        # The compiled catalogs came along: the Chinese pages are in Chinese.
+        chinese = visitor.request("GET", "/zh-TW/events")
+        assert '<html lang="zh-Hant-TW">' in chinese.text and "近期活動" in chinese.text
         found = visitor.request("GET", "/events?query=webmcp", headers=JSON).json()
         assert found["status"] == "success" and found["data"]["count"] >= 1
         stylesheet = visitor.request("GET", "/static/css/site.css")

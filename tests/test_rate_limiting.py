@@ -88,8 +88,8 @@ def test_every_write_route_shares_one_budget_and_writes_nothing_when_limited(sen
 def test_reads_are_never_limited(send, visitor):
     spend_budget(send, visitor)
     for _ in range(BUDGET * 3):
-        assert visitor.get("/events?query=webmcp", headers=JSON).status_code == 200
-        assert visitor.get(f"/events/{EVENT}", headers=JSON).status_code == 200
+        assert visitor.get("/en/events?query=webmcp", headers=JSON).status_code == 200
+        assert visitor.get(f"/en/events/{EVENT}", headers=JSON).status_code == 200
 
 
 def test_other_visitors_at_the_same_address_are_not_slowed(send, visitor, other_visitor):

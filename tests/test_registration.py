@@ -57,7 +57,7 @@ def test_the_review_offers_a_human_only_confirm_form(visitor):
     soup = BeautifulSoup(response.data, "html.parser")
     form = one(soup, "form.confirm-form")
     assert not form.has_attr("toolname") and not form.has_attr("toolautosubmit")
-    assert form["action"] == "/registrations/confirm"
+    assert form["action"] == "/en/registrations/confirm"
     assert len(form.find_all("button")) == 1
     hidden = {i["name"] for i in form.find_all("input", type="hidden")}
     assert hidden == {"csrf_token", "confirmation_token"}
@@ -120,22 +120,22 @@ def test_a_full_event_cannot_be_prepared_and_its_page_says_so(visitor):
     answer, token = visitor.prepare_registration("evt-semantic-html")
     assert answer["status"] == "conflict" and token is None
     assert "full" in answer["message"]
-    soup = BeautifulSoup(visitor.get("/events/evt-semantic-html/register").data, "html.parser")
+    soup = BeautifulSoup(visitor.get("/en/events/evt-semantic-html/register").data, "html.parser")
     assert soup.select_one("form[toolname]") is None
     assert "This event is full" in soup.get_text()
 
 
 def test_a_closed_event_cannot_be_prepared(visitor, clock):
-    event = visitor.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+    event = visitor.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     clock.now = datetime.fromisoformat(event["registrationDeadline"]) + timedelta(seconds=1)
     answer, _ = visitor.prepare_registration()
     assert answer["status"] == "conflict" and "closed" in answer["message"]
-    soup = BeautifulSoup(visitor.get("/events/evt-webmcp-intro/register").data, "html.parser")
+    soup = BeautifulSoup(visitor.get("/en/events/evt-webmcp-intro/register").data, "html.parser")
     assert soup.select_one("form[toolname]") is None
 
 
 def test_confirming_rechecks_the_deadline(visitor, clock):
-    event = visitor.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+    event = visitor.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     deadline = datetime.fromisoformat(event["registrationDeadline"])
     clock.now = deadline - timedelta(minutes=2)
     answer, token = visitor.prepare_registration()
@@ -154,7 +154,7 @@ def test_the_last_seat_goes_to_the_first_confirmation(app):
     codes = [v.confirm_registration(t).status_code for v, t in zip(visitors, tokens, strict=True)]
     assert codes == [201] * 8 + [409]
     assert visitors[0].seats() == 0
-    assert visitors[0].get("/events/evt-webmcp-intro", headers=JSON).get_json()[
+    assert visitors[0].get("/en/events/evt-webmcp-intro", headers=JSON).get_json()[
         "data"]["event"]["state"] == "full"
 
 
@@ -209,7 +209,7 @@ def test_the_whole_flow_without_javascript(app, visitor):
     data = {i["name"]: i["value"] for i in form.find_all("input", type="hidden")}
     confirmed = visitor.post(form["action"], data, csrf=False)
     assert confirmed.status_code == 303
-    assert confirmed.headers["Location"].startswith("/registrations/reg-")
+    assert confirmed.headers["Location"].startswith("/en/registrations/reg-")
     landing = visitor.get(confirmed.headers["Location"])
     result = the_jsonld(landing.data)
     assert result["status"] == "success" and result["action"] == "confirm_registration"
@@ -218,8 +218,9 @@ def test_the_whole_flow_without_javascript(app, visitor):
 
 def test_the_full_email_never_leaves_the_server(visitor):
     registration = visitor.register(email="secret.person@example.com")
-    pages = [visitor.get("/registrations"), visitor.get(f"/registrations/{registration['id']}"),
-             visitor.get(f"/registrations/{registration['id']}", headers=JSON),
+    pages = [visitor.get("/en/registrations"),
+             visitor.get(f"/en/registrations/{registration['id']}"),
+             visitor.get(f"/en/registrations/{registration['id']}", headers=JSON),
              visitor.prepare_cancellation(registration["id"])[0]]
     for page in pages:
         text = page if isinstance(page, dict) else page.get_data(as_text=True)

@@ -15,13 +15,13 @@ def test_saving_twice_stores_it_once(visitor):
     second = visitor.save()
     assert second["status"] == "success"
     assert second["data"] == {"eventId": "evt-webmcp-intro", "alreadySaved": True}
-    soup = BeautifulSoup(visitor.get("/saved").data, "html.parser")
-    assert [a["href"] for a in soup.select(".event-title a")] == ["/events/evt-webmcp-intro"]
+    soup = BeautifulSoup(visitor.get("/en/saved").data, "html.parser")
+    assert [a["href"] for a in soup.select(".event-title a")] == ["/en/events/evt-webmcp-intro"]
 
 
 def test_saved_events_belong_to_their_visitor(visitor, other_visitor):
     visitor.save("evt-agent-testing")
-    other = BeautifulSoup(other_visitor.get("/saved").data, "html.parser")
+    other = BeautifulSoup(other_visitor.get("/en/saved").data, "html.parser")
     assert other.select(".event-title") == []
     assert other_visitor.save("evt-agent-testing")["data"]["alreadySaved"] is False
 
@@ -43,24 +43,24 @@ def test_save_partial_and_page_carry_the_same_result(visitor):
 def test_without_javascript_the_save_lands_on_the_event_page_with_its_result(visitor):
     response = visitor.post("/events/evt-webmcp-intro/save")
     assert response.status_code == 303
-    assert response.headers["Location"] == "/events/evt-webmcp-intro"
-    landing = visitor.get("/events/evt-webmcp-intro")
+    assert response.headers["Location"] == "/en/events/evt-webmcp-intro"
+    landing = visitor.get("/en/events/evt-webmcp-intro")
     assert the_jsonld(landing.data) == {
         "action": "save_event", "status": "success", "message": "Saved to your list.",
         "retryable": False, "data": {"eventId": "evt-webmcp-intro", "alreadySaved": False},
         "nextAction": "Done. Saving again is not needed; the user sees it under Saved."}
     # Carried once: the next view shows the page's own result again.
-    assert the_jsonld(visitor.get("/events/evt-webmcp-intro").data)["action"] == (
+    assert the_jsonld(visitor.get("/en/events/evt-webmcp-intro").data)["action"] == (
         "get_event_details")
 
 
 def test_removing_a_saved_event_is_a_person_only_form(visitor):
     visitor.save()
-    soup = BeautifulSoup(visitor.get("/saved").data, "html.parser")
+    soup = BeautifulSoup(visitor.get("/en/saved").data, "html.parser")
     form = one(soup, ".event-card form")
     assert not form.has_attr("toolname")
     response = visitor.post(form["action"])
     assert response.status_code == 303
-    landing = visitor.get("/saved")
+    landing = visitor.get("/en/saved")
     assert the_jsonld(landing.data)["action"] == "remove_saved_event"
     assert BeautifulSoup(landing.data, "html.parser").select(".event-title") == []

@@ -10,6 +10,7 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import jsonld_blocks
 from helpers import one
+from helpers import page_address
 from helpers import the_jsonld
 from helpers import three_answers
 
@@ -18,7 +19,7 @@ SUMMARY_KEYS = {"id", "url", "title", "summary", "startsAt", "location", "price"
 
 
 def search(client, **params):
-    response = client.get("/events?" + urlencode(params), headers=JSON)
+    response = client.get("/en/events?" + urlencode(params), headers=JSON)
     return response.status_code, response.get_json()
 
 
@@ -75,7 +76,7 @@ def test_nothing_matching_is_no_results_not_an_error(client):
 
 
 def test_no_results_page_says_which_filters_were_applied(client):
-    page = client.get("/events?location=kaohsiung&price=paid&level=advanced&query=Agent")
+    page = client.get("/en/events?location=kaohsiung&price=paid&level=advanced&query=Agent")
     soup = BeautifulSoup(page.data, "html.parser")
     chips = [li.get_text() for li in soup.select("#results .empty-state .chips li")]
     assert chips == ["“Agent”", "Kaohsiung", "Paid", "Advanced"]
@@ -106,7 +107,7 @@ def test_bad_input_is_invalid_input_with_the_field_named(client, params, field):
 
 
 def test_field_errors_are_shown_next_to_the_fields(client):
-    url = "/events?date_from=2027-02-01&date_to=2027-01-01"
+    url = "/en/events?date_from=2027-02-01&date_to=2027-01-01"
     page = client.get(url)
     assert page.status_code == 422
     soup = BeautifulSoup(page.data, "html.parser")
@@ -212,13 +213,13 @@ def test_date_range_is_inclusive_in_the_site_time_zone(client):
 def test_the_page_has_exactly_one_json_ld_block(client):
     for url in ("/events", TAIPEI_FREE_BEGINNER, "/events?query=Agent&location=kaohsiung"
                 "&price=paid&level=advanced", "/events?page=0"):
-        assert len(jsonld_blocks(client.get(url).data)) == 1
+        assert len(jsonld_blocks(client.get(page_address(url)).data)) == 1
 
 
 def test_pager_links_keep_the_filters(client):
-    soup = BeautifulSoup(client.get("/events?price=free").data, "html.parser")
+    soup = BeautifulSoup(client.get("/en/events?price=free").data, "html.parser")
     next_link = one(soup, ".pager a[rel=next]")
-    assert next_link["href"] == "/events?page=2&price=free"
+    assert next_link["href"] == "/en/events?page=2&price=free"
     assert next_link["hx-get"] == next_link["href"]
     page_control = one(soup, ".pager input[name=page]")
     assert page_control["form"] == "search_events"
@@ -230,5 +231,5 @@ def test_pager_links_keep_the_filters(client):
     ("/events?page=0", "0"),  # a rejected page stays as typed, next to its error
 ])
 def test_the_page_control_asks_for_the_first_page_unless_told(client, url, value):
-    soup = BeautifulSoup(client.get(url).data, "html.parser")
+    soup = BeautifulSoup(client.get(page_address(url)).data, "html.parser")
     assert one(soup, ".pager input[name=page]")["value"] == value

@@ -12,7 +12,7 @@ from webapp.domain.schemas import SearchEventsInput
 
 
 def search_form(client):
-    soup = BeautifulSoup(client.get("/events").data, "html.parser")
+    soup = BeautifulSoup(client.get("/en/events").data, "html.parser")
     return soup, one(soup, "form[toolname=search_events]")
 
 
@@ -29,8 +29,8 @@ def test_form_carries_the_catalog_entry(client):
     assert form["tooldescription"] == tool.description
     assert form["tooltitle"] == tool.title
     assert form.has_attr("toolautosubmit") is tool.autosubmit
-    assert form["method"] == "get" and form["action"] == "/events"
-    assert form["hx-get"] == "/events" and form["hx-push-url"] == "true"
+    assert form["method"] == "get" and form["action"] == "/en/events"
+    assert form["hx-get"] == "/en/events" and form["hx-push-url"] == "true"
 
 
 def test_every_schema_field_is_a_control_and_nothing_else(client):
@@ -71,8 +71,8 @@ def test_controls_carry_the_schema_constraints(client):
 
 
 def test_submitted_values_are_shown_again(client):
-    soup = BeautifulSoup(client.get("/events?query=web&location=online&date_from=2027-01-02").data,
-                         "html.parser")
+    page = client.get("/en/events?query=web&location=online&date_from=2027-01-02")
+    soup = BeautifulSoup(page.data, "html.parser")
     assert one(soup, "#search_events-query")["value"] == "web"
     assert one(soup, "#search_events-location option[selected]")["value"] == "online"
     assert one(soup, "#search_events-date_from")["value"] == "2027-01-02"

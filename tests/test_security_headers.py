@@ -25,7 +25,7 @@ def test_headers_on_every_response(client, url):
 
 
 def test_asset_urls_carry_a_content_hash(client):
-    soup = BeautifulSoup(client.get("/events").data, "html.parser")
+    soup = BeautifulSoup(client.get("/en/events").data, "html.parser")
     urls = ([attribute(link, "href") for link in soup.find_all("link", rel="stylesheet")]
             + [attribute(script, "src") for script in soup.find_all("script", src=True)])
     assert "/static/js/htmx-4.0.1.min.js" in [urlsplit(url).path for url in urls]

@@ -46,15 +46,15 @@ def restore(app, backup):
 
 
 def test_removed_database_answers_internal_error_then_recovers(app, client, backup):
-    assert client.get("/events", headers=JSON).status_code == 200
+    assert client.get("/en/events", headers=JSON).status_code == 200
     remove_database(app)
-    assert_safe_internal_error(client.get("/events", headers=JSON))
-    assert_safe_internal_error(client.get("/events", headers=HTMX), html=True)
-    assert_safe_internal_error(client.get("/events"), html=True)
+    assert_safe_internal_error(client.get("/en/events", headers=JSON))
+    assert_safe_internal_error(client.get("/en/events", headers=HTMX), html=True)
+    assert_safe_internal_error(client.get("/en/events"), html=True)
     assert not Path(app.config["DATABASE"]).exists(), "a missing database must not be recreated"
 
     restore(app, backup)
-    recovered = client.get("/events", headers=JSON)
+    recovered = client.get("/en/events", headers=JSON)
     assert recovered.status_code == 200
     assert recovered.get_json()["status"] == "success"
 
@@ -62,11 +62,11 @@ def test_removed_database_answers_internal_error_then_recovers(app, client, back
 def test_corrupt_database_answers_internal_error_then_recovers(app, client, backup):
     remove_database(app)
     Path(app.config["DATABASE"]).write_bytes(b"this is not a database" * 512)
-    assert_safe_internal_error(client.get("/events?query=WebMCP", headers=JSON))
-    assert_safe_internal_error(client.get("/events?query=WebMCP"), html=True)
+    assert_safe_internal_error(client.get("/en/events?query=WebMCP", headers=JSON))
+    assert_safe_internal_error(client.get("/en/events?query=WebMCP"), html=True)
 
     restore(app, backup)
-    assert client.get("/events?query=WebMCP", headers=JSON).get_json()["status"] == "success"
+    assert client.get("/en/events?query=WebMCP", headers=JSON).get_json()["status"] == "success"
 
 
 def test_unreadable_database_answers_internal_error(app, client, backup, monkeypatch):
@@ -75,9 +75,9 @@ def test_unreadable_database_answers_internal_error(app, client, backup, monkeyp
         raise sqlite3.OperationalError("unable to open database file /secret/path.sqlite")
 
     monkeypatch.setattr(sqlite3, "connect", refuse)  # the module the backend connects with
-    assert_safe_internal_error(client.get("/events", headers=JSON))
+    assert_safe_internal_error(client.get("/en/events", headers=JSON))
     monkeypatch.undo()
-    assert client.get("/events", headers=JSON).status_code == 200
+    assert client.get("/en/events", headers=JSON).status_code == 200
 
 
 def test_a_database_that_is_not_ours_is_never_written_into(app, visitor, backup):

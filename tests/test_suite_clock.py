@@ -34,7 +34,7 @@ def test_the_tests_clock_does_not_follow_the_wall_clock(request, time_machine, w
 def test_the_sample_events_are_seeded_from_the_tests_clock(request, time_machine):
     time_machine.move_to(WALL_CLOCKS[0].timestamp(), tick=False)
     client = request.getfixturevalue("client")  # the app and its seed made under that clock
-    event = client.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
+    event = client.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     seed_day = suite_start().astimezone(shifted_clock.SITE_ZONE).date()
     # data/events.json: the workshop starts 14 days after the day it is seeded, at 10:00.
     starts = datetime.fromisoformat(event["startsAt"])

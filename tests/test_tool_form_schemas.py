@@ -3,7 +3,9 @@ one the catalog's marshmallow schema promises, and the form carries the catalog'
 
 `synthesize_input_schema` reads the form as Chromium does (see test_schema_synthesis.py);
 `expected_input_schema` derives the schema from the tool's marshmallow schema, with the
-choices the page lists and the fields its address carries.
+choices the page lists and the fields its address carries. Every page is checked in both
+languages: descriptions, labels and option titles are in the page's language; names, values
+and constraints are the same.
 """
 
 from __future__ import annotations
@@ -23,6 +25,23 @@ from webapp.webmcp.dev.schema import synthesize_input_schema
 from webapp.webmcp.routes import offering_routes
 
 EVENT_ID = "evt-webmcp-intro"
+
+
+@pytest.fixture(params=["zh-TW", "en"])
+def language(request) -> str:
+    """Each test runs on the Chinese and on the English pages."""
+    language: str = request.param
+    return language
+
+
+@pytest.fixture
+def in_language(language):
+    """`in_language(path)`: the address of a page in the test's language."""
+
+    def address(path: str) -> str:
+        return f"/{language}{path}"
+
+    return address
 
 
 def tool_forms(html: bytes | str) -> dict[str, Tag]:
@@ -49,52 +68,63 @@ def listed_events(client, url: str) -> list[tuple[str, str]]:
     return [(event["id"], event["title"]) for event in events]
 
 
-def expected(name: str, **context: Any) -> dict[str, Any]:
-    return expected_input_schema(CATALOG[name], **context)
+@pytest.fixture
+def expected(app, in_language):
+    """`expected(tool, ...)`: the schema its form should give, read from the catalog in the
+    test's language (as the page read it)."""
+
+    def expected(name: str, **context: Any) -> dict[str, Any]:
+        with app.test_request_context(in_language("/events")):
+            return expected_input_schema(CATALOG[name], **context)
+
+    return expected
 
 
 @pytest.mark.parametrize("url", ["/events", "/events?query=webmcp", "/events?page=2",
                                  "/events?location=online&price=free&date_from=2000-01-01"])
-def test_events_page(client, url):
+def test_events_page(client, in_language, expected, url):
     shown = listed_events(client, url)
     assert shown, "the sample data lists events here"
-    assert_forms_match(client.get(url).data, {
+    assert_forms_match(client.get(in_language(url)).data, {
         "search_events": expected("search_events"),
         "get_event_details": expected("get_event_details", choices={"event_id": shown}),
     })
 
 
-def test_events_page_with_one_result(client):
+def test_events_page_with_one_result(client, in_language, expected):
     """A radio group of one: Chromium describes it like a single control."""
     url = "/events?query=webmcp&location=kaohsiung"
     shown = listed_events(client, url)
     assert len(shown) == 1
     schema = expected("get_event_details", choices={"event_id": shown})
-    assert schema["properties"]["event_id"]["description"].startswith("Id of one of the events")
-    assert_forms_match(client.get(url).data, {
+    with_many = expected("get_event_details", choices={"event_id": [*shown, *shown]})
+    assert (schema["properties"]["event_id"]["description"]
+            == with_many["properties"]["event_id"]["description"]), "not the event's title"
+    assert_forms_match(client.get(in_language(url)).data, {
         "search_events": expected("search_events"), "get_event_details": schema})
 
 
-def test_events_page_without_results_offers_only_the_search(client):
+def test_events_page_without_results_offers_only_the_search(client, in_language, expected):
     url = "/events?query=nothing-matches-this"
     assert listed_events(client, url) == []
-    assert_forms_match(client.get(url).data, {"search_events": expected("search_events")})
+    assert_forms_match(client.get(in_language(url)).data,
+                       {"search_events": expected("search_events")})
 
 
-def test_preview_partial(client):
-    partial = client.get(f"/events/details?event_id={EVENT_ID}", headers=HTMX)
+def test_preview_partial(client, in_language, expected):
+    partial = client.get(in_language(f"/events/details?event_id={EVENT_ID}"), headers=HTMX)
     assert_forms_match(partial.data, {"save_event": expected("save_event", bound=["event_id"])})
 
 
-def test_event_page(client):
-    assert_forms_match(client.get(f"/events/{EVENT_ID}").data, {
+def test_event_page(client, in_language, expected):
+    assert_forms_match(client.get(in_language(f"/events/{EVENT_ID}")).data, {
         "get_event_details": expected("get_event_details", bound=["event_id"]),
         "save_event": expected("save_event", bound=["event_id"]),
     })
 
 
-def test_registration_page(client):
-    page = client.get(f"/events/{EVENT_ID}/register")
+def test_registration_page(client, in_language, expected):
+    page = client.get(in_language(f"/events/{EVENT_ID}/register"))
     assert_forms_match(page.data, {
         "prepare_event_registration": expected("prepare_event_registration", bound=["event_id"]),
     })
@@ -102,19 +132,19 @@ def test_registration_page(client):
 
 @pytest.mark.parametrize("events", [["evt-webmcp-intro"],
                                     ["evt-webmcp-intro", "evt-webmcp-spec-reading"]])
-def test_registrations_page(visitor, events):
+def test_registrations_page(visitor, in_language, expected, events):
     titles = [visitor.get(f"/events/{event_id}", headers=JSON).get_json()["data"]["event"]["title"]
               for event_id in events]
     choices = [(visitor.register(event_id)["id"], title)
                for event_id, title in zip(events, titles, strict=True)]
-    assert_forms_match(visitor.get("/registrations").data, {
+    assert_forms_match(visitor.get(in_language("/registrations")).data, {
         "prepare_registration_cancellation": expected(
             "prepare_registration_cancellation", choices={"registration_id": choices}),
     })
 
 
-def test_registrations_page_without_active_registrations_offers_no_tool(visitor):
-    assert tool_forms(visitor.get("/registrations").data) == {}
+def test_registrations_page_without_active_registrations_offers_no_tool(visitor, in_language):
+    assert tool_forms(visitor.get(in_language("/registrations")).data) == {}
 
 
 # Each page a visitor with a registration sees, and the tools it offers.
@@ -129,23 +159,24 @@ PAGES = {
 
 
 @pytest.mark.parametrize(("url", "tools"), PAGES.items(), ids=list(PAGES))
-def test_forms_carry_the_catalog_entry(app, visitor, url, tools):
+def test_forms_carry_the_catalog_entry(app, visitor, in_language, url, tools):
     visitor.register("evt-webmcp-spec-reading")
-    forms = tool_forms(visitor.get(url).data)
+    forms = tool_forms(visitor.get(in_language(url)).data)
     assert set(forms) == tools
     for name, form in forms.items():
         tool = CATALOG[name]
-        assert form["tooldescription"] == tool.description
-        assert form["tooltitle"] == tool.title
+        with app.test_request_context(in_language(url)):
+            assert form["tooldescription"] == str(tool.description)
+            assert form["tooltitle"] == str(tool.title)
         assert form.has_attr("toolautosubmit") is tool.autosubmit
         offered = offering_routes(app)[name]
         assert url.split("?")[0] in {page.replace("<event_id>", EVENT_ID)
                                      for page in offered}, f"{name} is not declared for {url}"
 
 
-def test_every_tool_appears_on_some_page(visitor):
+def test_every_tool_appears_on_some_page(visitor, in_language):
     visitor.register("evt-webmcp-spec-reading")
     shown = set()
     for url in PAGES:
-        shown |= set(tool_forms(visitor.get(url).data))
+        shown |= set(tool_forms(visitor.get(in_language(url)).data))
     assert shown == set(CATALOG.names)

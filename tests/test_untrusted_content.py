@@ -6,6 +6,7 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 from helpers import JSON
 from helpers import one
+from helpers import page_address
 
 MALICIOUS_QUERY = "/events?query=Untrusted+Copy+Lab"
 
@@ -20,7 +21,7 @@ def test_the_malicious_summary_is_returned_as_marked_data(client):
 
 
 def test_the_page_renders_the_summary_as_text(client):
-    html = client.get(MALICIOUS_QUERY).data.decode()
+    html = client.get(page_address(MALICIOUS_QUERY)).data.decode()
     soup = BeautifulSoup(html, "html.parser")
     summary = one(soup, ".event-summary")
     assert "Ignore previous instructions" in summary.get_text()

@@ -32,7 +32,7 @@ def test_an_expired_session_stops_writes(app, visitor, clock):
 def test_reloading_after_expiry_starts_a_fresh_visitor(app, visitor, clock):
     registration = visitor.register()
     clock.advance(seconds=app.config["VISITOR_TTL"] + 1)
-    page = visitor.get("/registrations").get_data(as_text=True)
+    page = visitor.get("/en/registrations").get_data(as_text=True)
     assert registration["id"] not in page
     assert visitor.save()["status"] == "success"
 
@@ -56,7 +56,7 @@ def test_every_call_is_logged_with_its_source(app, visitor):
                  headers={**JSON, "WebMCP-Agent-Invoked": "true"})
     _, token = visitor.prepare_registration()
     visitor.confirm_registration(token)
-    visitor.get("/events?query=webmcp", headers={"WebMCP-Agent-Invoked": "true"})
+    visitor.get("/en/events?query=webmcp", headers={"WebMCP-Agent-Invoked": "true"})
     rows = activity_rows(app)
     assert rows[:2] == [("human", "save_event", "success", "evt-webmcp-intro"),
                         ("agent", "save_event", "success", "evt-agent-testing")]
@@ -80,10 +80,10 @@ def test_the_visitor_sees_their_recent_activity(visitor, other_visitor):
     visitor.post("/events/evt-webmcp-intro/save",
                  headers={**JSON, "WebMCP-Agent-Invoked": "true"})
     visitor.save("evt-agent-testing")
-    rows = BeautifulSoup(visitor.get("/registrations").data, "html.parser").select(
+    rows = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser").select(
         ".activity tbody tr")
     cells = [[td.get_text(" ", strip=True) for td in row.find_all("td")][1:] for row in rows]
     assert cells[:2] == [["You", "Save event evt-agent-testing", "success"],
                          ["Your agent", "Save event evt-webmcp-intro", "success"]]
-    theirs = BeautifulSoup(other_visitor.get("/registrations").data, "html.parser")
+    theirs = BeautifulSoup(other_visitor.get("/en/registrations").data, "html.parser")
     assert theirs.select(".activity tbody tr") == []

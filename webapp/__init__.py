@@ -23,6 +23,7 @@ from typing import Any
 from flask import Flask
 from flask import redirect
 from flask import url_for
+from flask_babel import gettext
 from werkzeug.wrappers import Response
 
 from . import config
@@ -56,6 +57,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import errors
     from .web import events
     from .web import health
+    from .web import languages
     from .web import limits
     from .web import openapi
     from .web import registrations
@@ -70,7 +72,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     limits.init_app(app)
     security.init_app(app)
     errors.init_app(app)
-    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages")
+    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext)
     assets.init_app(app)
     compression.init_app(app)
     templating.init_app(app)
@@ -80,9 +82,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     @app.get("/")
     def index() -> Response:
-        """The events list is the home page."""
+        """The events list is the home page (in the visitor's language: see `languages`)."""
         return redirect(url_for("events.search"))
 
+    # Last: every page registered above gets its language-prefixed address.
+    languages.init_app(app)
     return app
 
 

@@ -74,7 +74,11 @@ def defaults(instance_path: str) -> dict[str, Any]:
 
 def derived(config: dict[str, Any]) -> dict[str, Any]:
     """Settings that follow from others once every source has been applied."""
-    return {"PERMANENT_SESSION_LIFETIME": int(config["VISITOR_TTL"])}
+    return {
+        "PERMANENT_SESSION_LIFETIME": int(config["VISITOR_TTL"]),
+        # Flask-Babel writes times in the zone events are shown in.
+        "BABEL_DEFAULT_TIMEZONE": config["SITE_TIMEZONE"],
+    }
 
 
 Clock = Callable[[], datetime]

@@ -118,14 +118,18 @@
     });
   }
 
-  /* The envelope an agent gets when the site could not be reached at all. */
+  /* The envelope an agent gets when the site could not be reached at all. Its sentences are
+     the page's own (data-unreachable-* on <body>, from the site's message catalog), so they
+     are in the page's language; English only if the page has none. */
   function unreachable(form) {
+    var page = document.body.dataset;
     return {
       action: form.getAttribute("toolname"),
       status: "internal_error",
-      message: "The site could not be reached. Nothing was changed.",
+      message: page.unreachableMessage || "The site could not be reached. Nothing was changed.",
       retryable: true,
-      nextAction: "Tell the user the site is unreachable; retry later, not at once.",
+      nextAction: page.unreachableNextAction ||
+        "Tell the user the site is unreachable; retry later, not at once.",
     };
   }
 

@@ -104,7 +104,7 @@ def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
     fetches = Fetches(js_tab.page)
     js_tab.call("search_events", {"query": "kubernetes"})
     js_tab.call("get_event_details", {"event_id": LATER_EVENT})
-    assert fetches.settled() == ["/events", "/events/details"]
+    assert fetches.settled() == ["/en/events", "/en/events/details"]
 
 
 def test_a_late_htmx_request_cannot_cancel_the_agents_next_call(js_tab):

@@ -1,6 +1,7 @@
-"""The three flows of DESIGN.md §5 with an agent and a person in one tab, JavaScript on and off:
-the agent finds and saves; it prepares a registration or a cancellation, and only the person's
-press on the confirm button takes or frees a seat.
+"""The three flows of DESIGN.md §5 with an agent and a person in one tab, JavaScript on and off,
+in a Chinese and in an English browser: the agent finds and saves; it prepares a registration
+or a cancellation, and only the person's press on the confirm button takes or frees a seat.
+The tools, their parameters and the answers' keys and values are the same in both languages.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ EVENT_TITLE = "WebMCP Intro Workshop"
 ROOMY_EVENT = "evt-webmcp-spec-reading"
 ROOMY_EVENT_TITLE = "Reading the WebMCP Draft Together"
 PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
+# The flows run as a visitor whose browser asks for each language (the rest: English).
+IN_EACH_LANGUAGE = pytest.mark.parametrize("language", ["zh-TW", "en"])
 
 
 def registrations_offered(tab) -> list[str]:
@@ -32,9 +35,11 @@ def registrations_offered(tab) -> list[str]:
     return [option["title"] for option in schema["properties"]["registration_id"]["anyOf"]]
 
 
-def test_find_an_event_and_save_it(tab):
+@IN_EACH_LANGUAGE
+def test_find_an_event_and_save_it(tab, language):
     """J1: search, details over the ids shown, save; one event id from start to end."""
     tab.open("/events")
+    assert tab.page.url.endswith(f"/{language}/events")  # the browser's language
     found = tab.result(tab.call("search_events", {"query": "webmcp", "location": "taipei"}))
     shown = [event["id"] for event in found["data"]["events"]]
     offered = tab.agent.tools()["get_event_details"].input_schema["properties"]["event_id"]
@@ -51,6 +56,7 @@ def test_find_an_event_and_save_it(tab):
     assert tab.page.get_by_role("link", name=EVENT_TITLE).count() == 1
 
 
+@IN_EACH_LANGUAGE
 def test_the_agent_prepares_a_registration_and_the_person_confirms(tab):
     """J2: the agent's prepare registers nobody; the person's confirm takes one seat."""
     seats = tab.seats(ROOMY_EVENT)
@@ -60,11 +66,13 @@ def test_the_agent_prepares_a_registration_and_the_person_confirms(tab):
     elsewhere = tab.new_tab()
     assert (tab.seats(ROOMY_EVENT), registrations_offered(elsewhere)) == (seats, [])
 
-    tab.press("Confirm registration", then_shows="one seat is yours")
+    tab.press(tab.text("Confirm registration"),
+              then_shows=tab.text("You are registered: one seat is yours."))
     assert (tab.seats(ROOMY_EVENT), registrations_offered(elsewhere)) == (
         seats - 1, [ROOMY_EVENT_TITLE])
 
 
+@IN_EACH_LANGUAGE
 def test_the_agent_prepares_a_cancellation_and_the_person_confirms(tab):
     """J3: the agent's prepare opens the dialog; the person's confirm frees the seat."""
     registration = tab.register_as_person(ROOMY_EVENT)
@@ -76,7 +84,8 @@ def test_the_agent_prepares_a_cancellation_and_the_person_confirms(tab):
     assert tab.page.get_by_role("dialog").is_visible()
     assert tab.seats(ROOMY_EVENT) == seats
 
-    tab.press("Cancel my registration", then_shows="its seat is free again")
+    tab.press(tab.text("Cancel my registration"),
+              then_shows=tab.text("Your registration is cancelled and its seat is free again."))
     assert tab.seats(ROOMY_EVENT) == seats + 1
     assert registrations_offered(tab) == []
 
@@ -108,5 +117,6 @@ def test_a_person_on_a_later_page_searching_again_gets_the_first_page(tab):
 
 
 def is_search(response: Response) -> bool:
-    """An answer to a search (a page or an htmx partial of /events)."""
-    return response.request.method == "GET" and urlsplit(response.url).path == "/events"
+    """An answer to a search (a page or an htmx partial of /events, in any language)."""
+    return (response.request.method == "GET"
+            and urlsplit(response.url).path in ("/events", "/en/events", "/zh-TW/events"))

@@ -4,11 +4,15 @@ and the same visitor asking as a JSON client (to compare answers).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from babel.support import NullTranslations
+from babel.support import Translations
 from helpers import JSON
+from helpers import PROJECT_ROOT
 from playwright.sync_api import Page
 from playwright.sync_api import Request
 
@@ -17,6 +21,13 @@ from .agent import Answer
 from .agent import Tool
 
 REGISTRATION_ID = re.compile(r"reg-[A-Za-z0-9_-]{8,64}")
+LOCALES = {"zh-TW": "zh_Hant_TW", "en": "en"}
+
+
+@functools.cache
+def catalog(language: str) -> NullTranslations:
+    """The site's compiled message catalog for `language` (English is the source itself)."""
+    return Translations.load(str(PROJECT_ROOT / "webapp" / "translations"), [LOCALES[language]])
 
 
 @dataclass(frozen=True)
@@ -32,10 +43,11 @@ class Site:
 class Tab:
     """One tab of a visitor's browser, with JavaScript on (the bridge answers) or off."""
 
-    def __init__(self, page: Page, site: Site, javascript: bool):
+    def __init__(self, page: Page, site: Site, javascript: bool, language: str = "en"):
         self.page = page
         self.site = site
         self.javascript = javascript
+        self.language = language
         self.agent = Agent(page)
         self.tool_request: Request | None = None
         self._sent: list[Request] = []
@@ -111,6 +123,10 @@ class Tab:
 
     # The person.
 
+    def text(self, message: str) -> str:
+        """What the site's pages in this tab's language say for `message` (its English)."""
+        return catalog(self.language).gettext(message)
+
     def press(self, button: str, then_shows: str) -> None:
         """The person presses a button and waits for the text its answer shows."""
         self.page.get_by_role("button", name=button).click()
@@ -121,14 +137,16 @@ class Tab:
         """A person registers through the pages (fill, review, confirm); the registration id
         the confirmation shows."""
         self.open(f"/events/{event_id}/register")
-        self.page.get_by_label("Attendee name").fill(name)
-        self.page.get_by_label("E-mail").fill(email)
-        self.press("Review registration", then_shows="Check and confirm")
-        self.press("Confirm registration", then_shows="one seat is yours")
+        self.page.get_by_label(self.text("Attendee name")).fill(name)
+        self.page.get_by_label(self.text("E-mail")).fill(email)
+        self.press(self.text("Review registration"),
+                   then_shows=self.text("Check and confirm"))
+        self.press(self.text("Confirm registration"),
+                   then_shows=self.text("You are registered: one seat is yours."))
         shown = REGISTRATION_ID.search(self.page.locator("main").inner_html())
         assert shown, "the confirmation shows no registration id"
         return shown.group()
 
     def new_tab(self) -> Tab:
         """Another tab of the same browser: the same visitor."""
-        return Tab(self.page.context.new_page(), self.site, self.javascript)
+        return Tab(self.page.context.new_page(), self.site, self.javascript, self.language)

@@ -6,6 +6,9 @@ register and confirm, cancel, the saved list. Then every declared route (see
 `webmcp.routes`) the walk did not reach is visited too, as a page and as a partial, with
 input made from its action's schema: a new tool route is checked without editing this file.
 Every HTML answer (page or htmx partial) is kept with the templates that rendered it.
+
+The walk is made once in each of the site's languages (English first, so the manifest reads
+in the catalog's source language), each time by a new visitor of a new copy of the site.
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 from marshmallow import Schema
 from marshmallow import fields
 from marshmallow import validate
+from werkzeug.test import TestResponse
 
+from ..web.languages import LANGUAGES
 from ..webmcp.dev.lint import PageRecorder
 from ..webmcp.dev.lint import RenderedPage
 from ..webmcp.routes import route_roles
@@ -30,7 +36,15 @@ TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
 
 
 def sample_pages(app: Flask) -> list[RenderedPage]:
-    """Walk a sandbox copy of `app` and return the pages it answered."""
+    """Walk a sandbox copy of `app` in each language and return the pages it answered."""
+    pages: list[RenderedPage] = []
+    for language in sorted(LANGUAGES, key=lambda code: code != "en"):
+        pages += _walk(app, f"/{language}")
+    return pages
+
+
+def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
+    """The pages of one walk through a sandbox copy of `app`, at addresses under `prefix`."""
     from .. import create_app
     from ..storage.connection import prepare_database
 
@@ -43,14 +57,26 @@ def sample_pages(app: Flask) -> list[RenderedPage]:
         })
         with sandbox.app_context():
             prepare_database()
-        visit = PageRecorder(sandbox)
+        visit = LanguageRecorder(sandbox, prefix)
         _find(visit)
         ids = _register_and_cancel(visit)
         _visit_the_other_routes(visit, ids)
         return visit.pages
 
 
-def _find(visit: PageRecorder) -> None:
+class LanguageRecorder(PageRecorder):
+    """A PageRecorder that asks for every address of the site under one language prefix."""
+
+    def __init__(self, app: Flask, prefix: str):
+        super().__init__(app)
+        self.prefix = prefix
+
+    def open(self, url: str, **kwargs: Any) -> TestResponse:
+        """Send one request to the address in this recorder's language."""
+        return super().open(url if url.startswith(self.prefix) else self.prefix + url, **kwargs)
+
+
+def _find(visit: LanguageRecorder) -> None:
     events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
     first, second = events[0]["id"], events[1]["id"]
     for url in ("/events", "/events?query=web&location=taipei", "/events?page=2",
@@ -68,7 +94,7 @@ def _find(visit: PageRecorder) -> None:
     visit.post(f"/saved/{second}/remove", data={"csrf_token": csrf}, headers=HTMX)
 
 
-def _register_and_cancel(visit: PageRecorder) -> dict[str, str]:
+def _register_and_cancel(visit: LanguageRecorder) -> dict[str, str]:
     events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
     first, second = events[0]["id"], events[1]["id"]
     csrf = _csrf(visit, first)
@@ -96,7 +122,7 @@ def _register_and_cancel(visit: PageRecorder) -> dict[str, str]:
     return {"event_id": first, "registration_id": registration, "csrf_token": csrf}
 
 
-def _visit_the_other_routes(visit: PageRecorder, ids: dict[str, str]) -> None:
+def _visit_the_other_routes(visit: LanguageRecorder, ids: dict[str, str]) -> None:
     """Every declared route no page came from yet, as a page and as a partial, with ids from
     the walk in its address and input made from its action's schema."""
     visited = {page.rule for page in visit.pages}
@@ -135,9 +161,9 @@ def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:
     return values
 
 
-def _csrf(visit: PageRecorder, event_id: str) -> str:
+def _csrf(visit: LanguageRecorder, event_id: str) -> str:
     """The visitor's form token, read from an event page (its save form posts)."""
-    page = visit.client.get(f"/events/{event_id}").get_data(as_text=True)
+    page = visit.client.get(f"{visit.prefix}/events/{event_id}").get_data(as_text=True)
     return _field_value(CSRF_FIELD, page)
 
 

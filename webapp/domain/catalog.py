@@ -1,8 +1,11 @@
 """The site's tool catalog: the only five tools a WebMCP agent may see (DESIGN.md §2).
 
 Confirming a registration or a cancellation is deliberately *not* a tool: only a person
-finishes a write that takes or gives up a seat.
+finishes a write that takes or gives up a seat. Names are the same in every language; titles
+and descriptions are lazy translations, read in the language of the page that shows the form.
 """
+
+from flask_babel import lazy_gettext as _l
 
 from ..webmcp.catalog import Catalog
 from ..webmcp.catalog import Tool
@@ -15,8 +18,8 @@ from .schemas import SearchEventsInput
 CATALOG = Catalog([
     Tool(
         name="search_events",
-        title="Search events",
-        description=(
+        title=_l("Search events"),
+        description=_l(
             "Search this site's upcoming events and show the matches on the page. Use only the "
             "conditions the user gave; a condition set by an earlier search stays until you "
             "give it \"\" (any). If nothing matches, ask the user before changing any. "
@@ -26,8 +29,8 @@ CATALOG = Catalog([
     ),
     Tool(
         name="get_event_details",
-        title="Event details",
-        description=(
+        title=_l("Event details"),
+        description=_l(
             "Show the full, current details of an event on this page: schedule, venue, "
             "remaining seats and whether registration is open. Changes nothing."),
         schema=GetEventDetailsInput,
@@ -35,8 +38,8 @@ CATALOG = Catalog([
     ),
     Tool(
         name="save_event",
-        title="Save event",
-        description=(
+        title=_l("Save event"),
+        description=_l(
             "Save the event shown here to the visitor's saved list. Saving it again changes "
             "nothing and says it was already saved."),
         schema=SaveEventInput,
@@ -45,8 +48,8 @@ CATALOG = Catalog([
     ),
     Tool(
         name="prepare_event_registration",
-        title="Prepare registration",
-        description=(
+        title=_l("Prepare registration"),
+        description=_l(
             "Prepare a registration for the event on this page and show it to the user for "
             "review. It does not register anyone: only the user can confirm, on the page."),
         schema=PrepareEventRegistrationInput,
@@ -55,8 +58,8 @@ CATALOG = Catalog([
     ),
     Tool(
         name="prepare_registration_cancellation",
-        title="Prepare cancellation",
-        description=(
+        title=_l("Prepare cancellation"),
+        description=_l(
             "Prepare cancelling one of the visitor's active registrations and open the "
             "confirmation dialog. It does not cancel: only the user can confirm, on the page."),
         schema=PrepareRegistrationCancellationInput,

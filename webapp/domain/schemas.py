@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from datetime import date
 from typing import Any
+from typing import cast
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext
 from marshmallow import RAISE
 from marshmallow import Schema
 from marshmallow import ValidationError
@@ -16,71 +19,125 @@ from marshmallow import fields
 from marshmallow import validate
 from marshmallow import validates_schema
 
-# The vocabularies of the filters: value -> label people read.
-LOCATIONS = {"taipei": "Taipei", "taichung": "Taichung", "kaohsiung": "Kaohsiung",
-             "online": "Online"}
-PRICES = {"free": "Free", "paid": "Paid"}
-LEVELS = {"beginner": "Beginner", "intermediate": "Intermediate", "advanced": "Advanced"}
 
-EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error="Not a valid event id.")
+def _l(message: str, **variables: object) -> str:
+    """`message` as a lazy translation, typed as the str it stands for: marshmallow and the
+    forms read it as one, in the language of the request that uses it."""
+    return cast(str, lazy_gettext(message, **variables))
+
+
+# The vocabularies of the filters: value (the same in every language) -> label people read.
+LOCATIONS = {"taipei": _l("Taipei"), "taichung": _l("Taichung"), "kaohsiung": _l("Kaohsiung"),
+             "online": _l("Online")}
+PRICES = {"free": _l("Free"), "paid": _l("Paid")}
+LEVELS = {"beginner": _l("Beginner"), "intermediate": _l("Intermediate"),
+          "advanced": _l("Advanced")}
+
+# marshmallow's own messages, as lazy translations so a field error is written in the language
+# of the request (the English is marshmallow's, word for word). Fields get them in
+# `ToolInput.on_bind_field`, validators where they are made below.
+FIELD_MESSAGES = {
+    "required": _l("Missing data for required field."),
+    "null": _l("Field may not be null."),
+    "validator_failed": _l("Invalid value."),
+    "too_large": _l("Number too large."),
+    "invalid_utf8": _l("Not a valid utf-8 string."),
+}
+INVALID = {
+    fields.Email: _l("Not a valid email address."),
+    fields.Date: _l("Not a valid date."),
+    fields.Integer: _l("Not a valid integer."),
+    fields.String: _l("Not a valid string."),
+}
+LONGER_THAN = _l("Longer than maximum length {max}.")
+LENGTH_BETWEEN = _l("Length must be between {min} and {max}.")
+
+EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error=_l("Not a valid event id."))
 REGISTRATION_ID = validate.Regexp(r"^reg-[A-Za-z0-9_-]{8,64}$",
-                                  error="Not a valid registration id.")
+                                  error=_l("Not a valid registration id."))
 PAGE_SIZE = 10
 MAX_PAGE = 1000
 # The dates a search may name: wider than any real search, yet narrow enough that turning a
 # day into the UTC start of the next one in the site's time zone never leaves the calendar.
 SEARCH_DATES = validate.Range(min=date(2000, 1, 1), max=date(2999, 12, 31),
-                              error="Give a date from {min} to {max}.")
+                              error=_l("Give a date from {min} to {max}."))
 
 
-def one_of(vocabulary: dict[str, str]) -> validate.OneOf:
+def one_of(vocabulary: dict[str, Any]) -> validate.OneOf:
     """A choice validator whose labels become the options people and agents see."""
-    return validate.OneOf(list(vocabulary), labels=list(vocabulary.values()))
+    return validate.OneOf(list(vocabulary), labels=list(vocabulary.values()),
+                          error=_l("Must be one of: {choices}."))
+
+
+def length(min: int | None = None, max: int | None = None) -> validate.Length:  # noqa: A002
+    """A length validator that says what is wrong in the language of the request."""
+    return validate.Length(min=min, max=max, error=LENGTH_BETWEEN if min else LONGER_THAN)
+
+
+def invalid_message(field_obj: fields.Field[Any]) -> Any:
+    """The "not a valid …" message of a field, by its type."""
+    return next(message for kind, message in INVALID.items() if isinstance(field_obj, kind))
 
 
 class ToolInput(Schema):
-    """Base of every input schema: unknown fields are an error, not silently dropped."""
+    """Base of every input schema: unknown fields are an error, not silently dropped, and
+    every message is a translation."""
+
+    error_messages = {"unknown": _l("Unknown field."), "type": _l("Invalid input type.")}
 
     class Meta:
         unknown = RAISE
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field[Any]) -> None:
+        """Give the field marshmallow's messages as translations."""
+        invalid = invalid_message(field_obj)
+        field_obj.error_messages = {**field_obj.error_messages, **FIELD_MESSAGES,
+                                    "invalid": invalid}
+        # An e-mail field checks addresses with a validator it made from its own message
+        # (which marshmallow insists is a str): that validator gets the translation instead.
+        field_obj.validators = [validate.Email(error=invalid)
+                                if isinstance(validator, validate.Email) else validator
+                                for validator in field_obj.validators]
 
 
 class SearchEventsInput(ToolInput):
     """Filters of `search_events`; every one is optional and "" means "any"."""
 
     query = fields.String(
-        validate=validate.Length(max=100),
-        metadata={"label": "Keywords", "input_type": "search", "autocomplete": "off",
-                  "description": "Words to find in event titles and summaries"})
+        validate=length(max=100),
+        metadata={"label": _l("Keywords"), "input_type": "search", "autocomplete": "off",
+                  "description": _l("Words to find in event titles and summaries")})
     location = fields.String(
         validate=one_of(LOCATIONS),
-        metadata={"label": "Location", "empty_label": "Any location",
-                  "description": "City where the event takes place, or online"})
+        metadata={"label": _l("Location"), "empty_label": _l("Any location"),
+                  "description": _l("City where the event takes place, or online")})
     price = fields.String(
         validate=one_of(PRICES),
-        metadata={"label": "Price", "empty_label": "Free or paid",
-                  "description": "Whether attending is free or paid"})
+        metadata={"label": _l("Price"), "empty_label": _l("Free or paid"),
+                  "description": _l("Whether attending is free or paid")})
     level = fields.String(
         validate=one_of(LEVELS),
-        metadata={"label": "Level", "empty_label": "Any level",
-                  "description": "Experience the event is aimed at"})
+        metadata={"label": _l("Level"), "empty_label": _l("Any level"),
+                  "description": _l("Experience the event is aimed at")})
     date_from = fields.Date(
         validate=SEARCH_DATES,
-        metadata={"label": "From", "description": "Earliest start date, inclusive"})
+        metadata={"label": _l("From"), "description": _l("Earliest start date, inclusive")})
     date_to = fields.Date(
         validate=SEARCH_DATES,
-        metadata={"label": "To", "description": "Latest start date, inclusive"})
+        metadata={"label": _l("To"), "description": _l("Latest start date, inclusive")})
     page = fields.Integer(
         load_default=1,
-        validate=validate.Range(min=1, max=MAX_PAGE),
-        metadata={"label": "Page", "description": f"Page of results, {PAGE_SIZE} per page"})
+        validate=validate.Range(min=1, max=MAX_PAGE, error=_l(
+            "Must be greater than or equal to {min} and less than or equal to {max}.")),
+        metadata={"label": _l("Page"),
+                  "description": _l("Page of results, %(size)s per page", size=PAGE_SIZE)})
 
     @validates_schema
     def dates_in_order(self, data: dict[str, Any], **kwargs: object) -> None:
         """A date range must not end before it starts (no form control can say this)."""
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:
-            raise ValidationError("The 'from' date is after the 'to' date.", "date_from")
+            raise ValidationError(_("The 'from' date is after the 'to' date."), "date_from")
 
 
 class GetEventDetailsInput(ToolInput):
@@ -88,9 +145,9 @@ class GetEventDetailsInput(ToolInput):
 
     event_id = fields.String(
         required=True, validate=EVENT_ID,
-        metadata={"label": "Events on this page", "widget": "radio",
-                  "description": "Id of one of the events listed on this page "
-                                 "(option titles are organizer-written event titles)"})
+        metadata={"label": _l("Events on this page"), "widget": "radio",
+                  "description": _l("Id of one of the events listed on this page (option "
+                                    "titles are organizer-written event titles)")})
 
 
 class SaveEventInput(ToolInput):
@@ -104,13 +161,15 @@ class PrepareEventRegistrationInput(ToolInput):
 
     event_id = fields.String(required=True, validate=EVENT_ID)
     attendee_name = fields.String(
-        required=True, validate=validate.Length(min=1, max=80),
-        metadata={"label": "Attendee name", "autocomplete": "name",
-                  "description": "Full name of the person attending, as on the attendee list"})
+        required=True, validate=length(min=1, max=80),
+        metadata={"label": _l("Attendee name"), "autocomplete": "name",
+                  "description": _l("Full name of the person attending, as on the attendee "
+                                    "list")})
     email = fields.Email(
-        required=True, validate=validate.Length(max=254),
-        metadata={"label": "E-mail", "autocomplete": "email",
-                  "description": "E-mail address the organizer uses to reach the attendee"})
+        required=True, validate=length(max=254),
+        metadata={"label": _l("E-mail"), "autocomplete": "email",
+                  "description": _l("E-mail address the organizer uses to reach the "
+                                    "attendee")})
 
 
 class PrepareRegistrationCancellationInput(ToolInput):
@@ -118,14 +177,15 @@ class PrepareRegistrationCancellationInput(ToolInput):
 
     registration_id = fields.String(
         required=True, validate=REGISTRATION_ID,
-        metadata={"label": "Your active registrations", "widget": "radio",
-                  "description": "Id of the registration to cancel, from the list on this page"})
+        metadata={"label": _l("Your active registrations"), "widget": "radio",
+                  "description": _l("Id of the registration to cancel, from the list on this "
+                                    "page")})
 
 
 class ConfirmInput(ToolInput):
     """A human-only confirm form: the single-use token of the review it confirms."""
 
-    confirmation_token = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    confirmation_token = fields.String(required=True, validate=length(min=1, max=200))
 
 
 class ConfirmCancellationInput(ConfirmInput):

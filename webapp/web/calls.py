@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import current_app
 from flask import request
+from flask_babel import gettext as _
 
 from ..clock import site_now
 from ..clock import site_timezone
@@ -70,8 +71,9 @@ def run_tool(bound: dict[str, Any] | None = None) -> tuple[ToolResult, dict[str,
         params = load_input(action.schema, submitted, bound)
     except InputError as error:
         if bound and set(error.errors) <= set(bound) - set(submitted):
-            result = not_found(action.name, "There is nothing at this address.",
-                               next_action="Use ids exactly as the site gave them; never guess.")
+            result = not_found(action.name, _("There is nothing at this address."),
+                               next_action=_("Use ids exactly as the site gave them; never "
+                                             "guess."))
         else:
             result = invalid_input(action.name, error.errors)
     else:

@@ -11,6 +11,8 @@ from flask import Response
 from flask import current_app
 from flask import request
 from flask import url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import MethodNotAllowed
@@ -28,12 +30,12 @@ from ..webmcp.routes import current_action
 
 # The heading people read above an error's message.
 HEADINGS = {
-    Status.NOT_FOUND: "Not found",
-    Status.CONFLICT: "Not possible now",
-    Status.SESSION_EXPIRED: "Session expired",
-    Status.RATE_LIMITED: "Slow down",
-    Status.INTERNAL_ERROR: "Temporarily unavailable",
-    Status.INVALID_INPUT: "Something is wrong with the request",
+    Status.NOT_FOUND: _l("Not found"),
+    Status.CONFLICT: _l("Not possible now"),
+    Status.SESSION_EXPIRED: _l("Session expired"),
+    Status.RATE_LIMITED: _l("Slow down"),
+    Status.INTERNAL_ERROR: _l("Temporarily unavailable"),
+    Status.INVALID_INPUT: _l("Something is wrong with the request"),
 }
 
 
@@ -50,7 +52,7 @@ def reload_url() -> str:
 
 def error_heading(result: ToolResult) -> str:
     """The heading of an error page."""
-    return HEADINGS.get(result.status, "Error")
+    return str(HEADINGS.get(result.status, _("Error")))
 
 
 def render_error(result: ToolResult) -> Response:
@@ -63,19 +65,21 @@ def handle_http_error(error: HTTPException) -> Response:
     action = current_action()
     code = error.code or 500
     if code == 404:
-        result = not_found(action, "There is no such page.",
-                           next_action="Use the links or tools of a page you were given.")
+        result = not_found(action, _("There is no such page."),
+                           next_action=_("Use the links or tools of a page you were given."))
     elif code == 405:
-        result = invalid_input(action, {"_schema": ["This address does not accept that method."]},
-                               message="Wrong method for this address.", http_status=405)
+        result = invalid_input(action,
+                               {"_schema": [_("This address does not accept that method.")]},
+                               message=_("Wrong method for this address."), http_status=405)
     elif code == 413:
-        result = invalid_input(action, {"_schema": ["The request is too large."]},
-                               message="The request is too large.", http_status=413)
+        result = invalid_input(action, {"_schema": [_("The request is too large.")]},
+                               message=_("The request is too large."), http_status=413)
     elif code == 429:
         result = rate_limited(action)
     elif code < 500:
-        result = invalid_input(action, {"_schema": ["The request could not be understood."]},
-                               message="The request could not be understood.", http_status=code)
+        result = invalid_input(action, {"_schema": [_("The request could not be understood.")]},
+                               message=_("The request could not be understood."),
+                               http_status=code)
     else:
         result = internal_error(action)
     response = render_error(result)

@@ -63,7 +63,7 @@ def preview() -> Response:
         return render_error(result)
     event = result.data["event"]
     if not wants_json() and not is_partial():
-        return with_vary(redirect(event["url"], code=303))
+        return with_vary(redirect(url_for(".detail", event_id=event["id"]), code=303))
     return render_result(result, "events/detail.html", "events/_preview.html",
                          event=event, saved=is_saved(event["id"]), save_result=None)
 

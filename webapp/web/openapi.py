@@ -15,6 +15,7 @@ from flask import Flask
 from flask import Response
 from flask import current_app
 from flask import jsonify
+from flask_babel import force_locale
 from werkzeug.routing import Rule
 
 from ..domain.catalog import CATALOG
@@ -58,7 +59,7 @@ def openapi_document(app: Flask) -> dict[str, Any]:
         is_tool = action.name in CATALOG
         if is_tool:
             tool = CATALOG[action.name]
-            summary, description = tool.title, tool.description
+            summary, description = str(tool.title), str(tool.description)
         else:
             doc = app.view_functions[rule.endpoint].__doc__ or ""
             summary, _, more = doc.partition("\n")
@@ -72,5 +73,8 @@ def openapi_document(app: Flask) -> dict[str, Any]:
 
 @page_route(bp, "/openapi.json", "openapi")
 def openapi_json() -> Response:
-    """The document, generated from the schemas on each request (it is small)."""
-    return jsonify(openapi_document(current_app))
+    """The document, generated from the schemas on each request (it is small). It is for
+    developers and has no language prefix: always English (tool titles and descriptions in
+    the catalog's source language)."""
+    with force_locale("en"):
+        return jsonify(openapi_document(current_app))

@@ -9,6 +9,7 @@ from flask import Response
 from flask import abort
 from flask import render_template
 from flask import url_for
+from flask_babel import gettext as _
 
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
@@ -123,6 +124,6 @@ def registration(registration_id: str) -> Response:
     shown = actions.registration_details(db, registration_id, action_context(live_visitor(db)))
     if shown is None:
         return render_error(not_found("view_registration",
-                                      "You have no registration with this id."))
+                                      _("You have no registration with this id.")))
     return with_vary(render_template("registrations/detail.html", result=page_result(),
                                      registration=shown))

@@ -1,24 +1,78 @@
-"""Jinja helpers for people: readable dates and the labels of the filter vocabularies."""
+"""Jinja helpers for people: dates and times in their language (with the zone they are in),
+the labels of the filter vocabularies, and lazy translations rendered as plain, escaped text.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
+from babel.dates import format_datetime
+from babel.dates import get_timezone_location
 from flask import Flask
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_babel.speaklater import LazyString
 
-from ..domain.projections import register_url
+from ..clock import site_timezone
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
 from ..domain.schemas import PRICES
 
 
 def when(iso: str | None, with_time: bool = True) -> str:
-    """An ISO 8601 time as people read it, in the event's own offset: "Sat 14 Dec 2026, 10:00"."""
+    """An ISO 8601 time as people read it in their language, in the site's time zone, and
+    saying which zone that is: "Tue, 15 Dec 2026, 10:00 Taipei time (UTC+8)",
+    "2026年12月15日（二）10:00 台北時間（UTC+8）"."""
     if not iso:
         return ""
-    moment = datetime.fromisoformat(iso)
-    text = f"{moment:%a} {moment.day} {moment:%b %Y}"
-    return f"{text}, {moment:%H:%M}" if with_time else text
+    zone = site_timezone()
+    moment = datetime.fromisoformat(iso).astimezone(zone)
+    locale = get_locale()
+    # Translators: a date as Babel (CLDR) patterns write it; EEE is the weekday, MMM the month.
+    day = format_datetime(moment, _("EEE, d MMM y"), locale=locale)
+    if not with_time:
+        return day
+    offset = moment.utcoffset()
+    hours = f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}"
+    return _("%(day)s, %(time)s %(city)s time (UTC%(offset)s)",
+             day=day, time=format_datetime(moment, "HH:mm", locale=locale),
+             city=get_timezone_location(zone, locale=locale, return_city=True), offset=hours)
+
+
+# The activity log in words: what was done (by action name) and how it ended (by status word).
+ACTIVITY_ACTIONS = {
+    "search_events": _l("Search events"),
+    "get_event_details": _l("Get event details"),
+    "save_event": _l("Save event"),
+    "remove_saved_event": _l("Remove saved event"),
+    "prepare_event_registration": _l("Prepare event registration"),
+    "confirm_registration": _l("Confirm registration"),
+    "prepare_registration_cancellation": _l("Prepare registration cancellation"),
+    "confirm_cancellation": _l("Confirm cancellation"),
+}
+OUTCOMES = {
+    "success": _l("success"),
+    "no_results": _l("no results"),
+    "invalid_input": _l("invalid input"),
+    "confirmation_required": _l("confirmation required"),
+    "not_found": _l("not found"),
+    "conflict": _l("conflict"),
+    "session_expired": _l("session expired"),
+    "rate_limited": _l("rate limited"),
+    "internal_error": _l("internal error"),
+}
+
+
+def activity_action(name: str) -> str:
+    """What an activity line did, in words (an action added later reads as its name)."""
+    return str(ACTIVITY_ACTIONS.get(name, name.replace("_", " ").capitalize()))
+
+
+def activity_outcome(status: str) -> str:
+    """How an activity line ended, in words."""
+    return str(OUTCOMES.get(status, status.replace("_", " ")))
 
 
 def pairs(items: list[dict[str, str]], value: str, label: str) -> list[tuple[str, str]]:
@@ -26,9 +80,17 @@ def pairs(items: list[dict[str, str]], value: str, label: str) -> list[tuple[str
     return [(item[value], item[label]) for item in items]
 
 
+def plain_text(value: Any) -> Any:
+    """What a template prints: a lazy translation as the plain text it stands for, so that it
+    is escaped like any other text (its own `__html__` would mark it safe HTML)."""
+    return str(value) if isinstance(value, LazyString) else value
+
+
 def init_app(app: Flask) -> None:
     """Register the helpers."""
+    app.jinja_env.finalize = plain_text
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
-                                 register_url=register_url)
+                                 activity_action=activity_action,
+                                 activity_outcome=activity_outcome)

@@ -24,6 +24,7 @@ from .catalog import Tool
 from .forms import Control
 from .forms import controls_for
 from .negotiation import is_partial
+from .text import Gettext
 
 
 class WebMCP:
@@ -31,20 +32,25 @@ class WebMCP:
 
     `samples` names the function (``"package.module:function"``) that renders the site's
     sample pages for the linter and the manifest; it is imported only by those commands.
+    `gettext` translates the toolkit's own few sentences into the language of the request
+    (see `text`); without it they stay English.
     """
 
     def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
-                 samples: str | None = None):
+                 samples: str | None = None, gettext: Gettext | None = None):
         self.catalog = catalog
         self.samples = samples
+        self.gettext = gettext
         if app is not None and catalog is not None:
-            self.init_app(app, catalog, samples)
+            self.init_app(app, catalog, samples, gettext)
 
-    def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None) -> None:
+    def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None,
+                 gettext: Gettext | None = None) -> None:
         """Attach to `app`: templates under `webmcp/`, helpers for forms and results, and the
         `flask webmcp` commands."""
         self.catalog = catalog
         self.samples = samples
+        self.gettext = gettext or self.gettext
         app.extensions["webmcp"] = self
         app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates"))
         app.cli.add_command(DevCommands("webmcp", help="WebMCP declarative forms: lint "

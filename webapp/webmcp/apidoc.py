@@ -43,7 +43,7 @@ class EnvelopeSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf([s.word for s in Status]),
                            metadata={"description": "Closed vocabulary; see the responses"})
     message = fields.String(required=True, metadata={
-        "description": "One safe sentence for people and agents"})
+        "description": "One safe sentence for people and agents, in the request's language"})
     retryable = fields.Boolean(required=True, metadata={
         "description": "Whether asking again later may succeed"})
     data = fields.Dict(keys=fields.String(), metadata={"description": "The result itself"})

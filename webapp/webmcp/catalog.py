@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from marshmallow import Schema
 
+from .text import Text
+
 # Chromium registers a declarative tool only when its name matches this (webmcp.md §1.1).
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -16,11 +18,15 @@ TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 @dataclass(frozen=True)
 class Tool:
     """One agent tool: a name, what it does, the schema of its inputs (the routes that run it
-    and the pages that offer it say so where they are declared)."""
+    and the pages that offer it say so where they are declared).
+
+    The name is the same in every language; the title and description are read in the
+    language of the request (see `text.Text`).
+    """
 
     name: str
-    title: str
-    description: str
+    title: Text
+    description: Text
     schema: type[Schema]
     autosubmit: bool
     writes: str = "nothing"
@@ -28,7 +34,7 @@ class Tool:
     def __post_init__(self) -> None:
         if not TOOL_NAME_RE.fullmatch(self.name):
             raise ValueError(f"invalid tool name {self.name!r}")
-        if not self.description.strip():
+        if not str(self.description).strip():
             raise ValueError(f"tool {self.name!r} needs a description")
 
 

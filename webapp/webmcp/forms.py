@@ -8,6 +8,7 @@ the validator and the tool schema cannot drift apart.
 Field metadata understood here:
     label           text of the <label> (people read it)
     description     toolparamdescription (agents read it)
+    (texts may be lazy translations: each is rendered with `str()` when the form is built)
     input_type      override of the <input type> (e.g. "search")
     widget          "radio" for a radio group (choices may come from the page at render time)
     empty_label     text of the "" option of an optional <select> (meaning "any")
@@ -33,6 +34,7 @@ from marshmallow import fields
 from marshmallow import validate
 
 from .inputs import schema_instance
+from .text import _
 
 PASS_THROUGH = ("autocomplete", "placeholder", "inputmode")
 
@@ -121,7 +123,7 @@ def _options(field_obj: fields.Field[Any], page_choices: Iterable[tuple[str, str
                                                                    strict=True)]
     if not radio and not field_obj.required and choices:
         # An optional select offers "" = any; the loader treats "" as not given.
-        choices.insert(0, Option("", field_obj.metadata.get("empty_label", "Any")))
+        choices.insert(0, Option("", str(field_obj.metadata.get("empty_label", _("Any")))))
     return tuple(choices)
 
 
@@ -151,9 +153,9 @@ def control_for(name: str, field_obj: fields.Field[Any], value: Any = None,
     return Control(
         name=name,
         kind=kind,
-        label=meta.get("label", name.replace("_", " ").capitalize()),
+        label=str(meta.get("label", name.replace("_", " ").capitalize())),
         input_type=_input_type(field_obj) if kind == "input" else "text",
-        description=meta.get("description"),
+        description=str(meta["description"]) if "description" in meta else None,
         required=field_obj.required,
         attrs=_constraints(field_obj) if kind == "input" else {},
         options=_options(field_obj, page_choices, radio) if kind != "input" else (),

@@ -16,6 +16,8 @@ from flask import request
 from marshmallow import Schema
 from marshmallow import ValidationError
 
+from .text import _
+
 Errors = dict[str, list[str]]
 
 
@@ -56,7 +58,7 @@ def read_input() -> dict[str, Any]:
         except RecursionError:  # nested deeper than the parser goes: not an object either
             body = None
         if not isinstance(body, dict):
-            raise InputError({"_schema": ["The body must be a JSON object."]})
+            raise InputError({"_schema": [_("The body must be a JSON object.")]})
         source = body
     else:
         source = request.form
@@ -66,7 +68,7 @@ def read_input() -> dict[str, Any]:
         if key == csrf_field:
             continue
         if hasattr(source, "getlist") and len(source.getlist(key)) > 1:
-            errors[key] = ["Give a single value."]
+            errors[key] = [_("Give a single value.")]
             continue
         value = source[key]
         if isinstance(value, str):
@@ -95,7 +97,7 @@ def load_input(schema: type[Schema], data: Mapping[str, Any],
     given = dict(data)
     for name in bound or {}:
         if name in given:
-            raise InputError({name: ["This value is set by the page address."]})
+            raise InputError({name: [_("This value is set by the page address.")]})
     given.update(bound or {})
     try:
         loaded: dict[str, Any] = schema_instance(schema).load(given)

@@ -86,11 +86,27 @@ def _route(bp: Blueprint, rule: str, role: RouteRole, methods: Iterable[str]
 
 
 def route_roles(app: Flask) -> Iterator[tuple[Rule, RouteRole]]:
-    """Every declared route of `app`, with its role."""
+    """Every declared route of `app`, with its role.
+
+    A route is named by the rule of its endpoint with the fewest arguments: further rules of
+    the same endpoint (the same view under a language prefix, say) are other addresses of it.
+    """
+    seen: set[str] = set()
     for rule in app.url_map.iter_rules():
         role = getattr(app.view_functions[rule.endpoint], ROLE, None)
-        if role is not None:
-            yield rule, role
+        if role is not None and rule.endpoint not in seen:
+            seen.add(rule.endpoint)
+            named = route_rule(app, rule.endpoint)
+            if named is not None:
+                yield named, role
+
+
+def route_rule(app: Flask, endpoint: str | None) -> Rule | None:
+    """The rule that names the route of `endpoint` (see `route_roles`)."""
+    if endpoint is None:
+        return None
+    return min(app.url_map.iter_rules(endpoint), key=lambda rule: len(rule.arguments),
+               default=None)
 
 
 def offering_routes(app: Flask) -> dict[str, list[str]]:

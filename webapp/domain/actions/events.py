@@ -10,6 +10,8 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from flask_babel import gettext as _
+
 from ...storage import EventQuery
 from ...storage import Storage
 from ...webmcp.result import Status
@@ -72,17 +74,17 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
                         applied_filters=applied, constraints_relaxed=False,
                         message=_found_message(found.count, found.count_capped, page,
                                                len(found.events)),
-                        next_action="For one event in full, call get_event_details with its "
-                                    "id as given; never invent ids.",
+                        next_action=_("For one event in full, call get_event_details with its "
+                                      "id as given; never invent ids."),
                         untrusted_fields=("data.events[].title", "data.events[].summary"))
     if found.count == 0:
         return replace(
             answer,
             status=Status.NO_RESULTS,
-            message="No upcoming event matches all the conditions given.",
+            message=_("No upcoming event matches all the conditions given."),
             requires_user_decision=True,
-            next_action=("Tell the user that nothing matched and ask before removing or "
-                         "changing any condition; do not relax the conditions yourself."),
+            next_action=_("Tell the user that nothing matched and ask before removing or "
+                          "changing any condition; do not relax the conditions yourself."),
             untrusted_fields=(),
         )
     return answer
@@ -94,20 +96,31 @@ def first_index(page: int) -> int:
 
 
 def _found_message(count: int, capped: bool, page: int, shown: int) -> str:
-    total = f"more than {count}" if capped else str(count)
-    noun = "event" if count == 1 and not capped else "events"
     if shown == 0:
-        return f"Found {total} upcoming {noun}, but page {page} is past the last page."
+        if capped:
+            return _("Found more than %(count)s upcoming events, but page %(page)s is past the "
+                     "last page.", count=count, page=page)
+        if count == 1:
+            return _("Found 1 upcoming event, but page %(page)s is past the last page.",
+                     page=page)
+        return _("Found %(count)s upcoming events, but page %(page)s is past the last page.",
+                 count=count, page=page)
     first = first_index(page) + 1
-    return (f"Found {total} upcoming {noun}; showing {first} to {first + shown - 1}."
-            if total != "1" else "Found 1 upcoming event.")
+    last = first + shown - 1
+    if capped:
+        return _("Found more than %(count)s upcoming events; showing %(first)s to %(last)s.",
+                 count=count, first=first, last=last)
+    if count == 1:
+        return _("Found 1 upcoming event.")
+    return _("Found %(count)s upcoming events; showing %(first)s to %(last)s.",
+             count=count, first=first, last=last)
 
 
 def unknown_event(name: str) -> ToolResult:
     """The answer of action `name` for an event id that does not exist."""
-    return not_found(name, "There is no event with this id.",
-                     next_action="Use an event id exactly as search_events returned it; "
-                                 "never guess or alter ids.")
+    return not_found(name, _("There is no event with this id."),
+                     next_action=_("Use an event id exactly as search_events returned it; "
+                                   "never guess or alter ids."))
 
 
 @action("get_event_details", answers=(Status.SUCCESS, Status.NOT_FOUND))
@@ -118,15 +131,15 @@ def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -
         return unknown_event("get_event_details")
     details = event_details(event, ctx.now, ctx.timezone)
     next_steps = {
-        "open": (f"If the user wants it, call save_event to keep it; to register, the user "
-                 f"opens {register_url(event.id)}, where a person confirms."),
-        "full": "Tell the user the event is full. save_event still keeps it in their list.",
-        "closed": "Tell the user registration is closed. save_event still keeps it.",
+        "open": _("If the user wants it, call save_event to keep it; to register, the user "
+                  "opens %(address)s, where a person confirms.", address=register_url(event.id)),
+        "full": _("Tell the user the event is full. save_event still keeps it in their list."),
+        "closed": _("Tell the user registration is closed. save_event still keeps it."),
     }
     return ToolResult(
         action="get_event_details",
         status=Status.SUCCESS,
-        message="These are the event's current details.",
+        message=_("These are the event's current details."),
         data={"event": details},
         next_action=next_steps[details["state"]],
         untrusted_fields=tuple(f"data.event.{name}" for name in UNTRUSTED_EVENT_FIELDS),
@@ -145,10 +158,10 @@ def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolR
     return ToolResult(
         action="save_event",
         status=Status.SUCCESS,
-        message=("Saved to your list." if newly_saved
-                 else "It was already in your saved list; nothing changed."),
+        message=(_("Saved to your list.") if newly_saved
+                 else _("It was already in your saved list; nothing changed.")),
         data={"eventId": event.id, "alreadySaved": not newly_saved},
-        next_action="Done. Saving again is not needed; the user sees it under Saved.",
+        next_action=_("Done. Saving again is not needed; the user sees it under Saved."),
         target=event.id,
     )
 
@@ -161,9 +174,9 @@ def remove_saved_event(db: Storage, params: dict[str, Any], ctx: ActionContext
     assert ctx.visitor_id is not None, "removing needs a visitor"
     removed = db.remove_saved_event(ctx.visitor_id, params["event_id"])
     if not removed:
-        return not_found("remove_saved_event", "This event is not in your saved list.")
+        return not_found("remove_saved_event", _("This event is not in your saved list."))
     return ToolResult(action="remove_saved_event", status=Status.SUCCESS,
-                      message="Removed from your saved list.",
+                      message=_("Removed from your saved list."),
                       data={"eventId": params["event_id"]}, target=params["event_id"])
 
 

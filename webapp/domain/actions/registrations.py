@@ -15,6 +15,9 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from ...storage import Confirmation
 from ...storage import Registration
 from ...storage import Storage
@@ -39,8 +42,16 @@ from .events import unknown_event
 CONFIRMATION_LIFETIME = timedelta(minutes=5)
 CONFIRM_REGISTRATION = "confirm_registration"
 CONFIRM_CANCELLATION = "confirm_cancellation"
-ASK_THE_PERSON = ("Ask the user to review this on the page and press “{button}” themselves. "
-                  "Do not submit that form: it is not a tool, and only the user may confirm.")
+# The buttons a person presses to confirm: the pages show them, and nextAction names them.
+CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
+CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
+
+
+def ask_the_person(button: object) -> str:
+    """What an agent is told after a prepare: let the person confirm on the page."""
+    return _("Ask the user to review this on the page and press “%(button)s” themselves. Do "
+             "not submit that form: it is not a tool, and only the user may confirm.",
+             button=str(button))
 
 
 def hash_token(token: str) -> str:
@@ -58,7 +69,7 @@ def own_registration(db: Storage, registration_id: str, visitor_id: str | None
 
 
 def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
-                  target: str, payload: dict[str, Any], review: dict[str, Any], button: str,
+                  target: str, payload: dict[str, Any], review: dict[str, Any], button: object,
                   message: str, untrusted: tuple[str, ...]) -> ToolResult:
     """Hold a write for a person: store its single-use confirmation and answer with the review.
 
@@ -77,7 +88,7 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
         message=message,
         data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)}},
         requires_user_decision=True,
-        next_action=ASK_THE_PERSON.format(button=button),
+        next_action=ask_the_person(button),
         untrusted_fields=untrusted,
         target=target,
         page_only={"confirmation_token": token},
@@ -95,8 +106,8 @@ def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
             or confirmation.action != name
             or (target is not None and confirmation.target_id != target)):
-        return not_found(name, "This confirmation does not exist.",
-                         next_action="Stop and tell the user; they can start again.")
+        return not_found(name, _("This confirmation does not exist."),
+                         next_action=_("Stop and tell the user; they can start again."))
     return confirmation
 
 
@@ -104,20 +115,20 @@ def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
                       ) -> ToolResult | None:
     """The conflict refusing a confirmation already used or out of time, else None."""
     if confirmation.used_at is not None:
-        return conflict(name, "This confirmation was already used.")
+        return conflict(name, _("This confirmation was already used."))
     if confirmation.expires_at <= ctx.now:
-        return conflict(name, "This confirmation expired after five minutes. "
-                                "Prepare it again to get a new one.")
+        return conflict(name, _("This confirmation expired after five minutes. Prepare it "
+                                "again to get a new one."))
     return None
 
 
 def _closed_or_full(name: str, state: str) -> ToolResult | None:
     if state == "full":
-        return conflict(name, "This event is full: no seat is left.",
-                        next_action="Tell the user the event is full; do not retry.")
+        return conflict(name, _("This event is full: no seat is left."),
+                        next_action=_("Tell the user the event is full; do not retry."))
     if state == "closed":
-        return conflict(name, "Registration for this event is closed.",
-                        next_action="Tell the user registration is closed; do not retry.")
+        return conflict(name, _("Registration for this event is closed."),
+                        next_action=_("Tell the user registration is closed; do not retry."))
     return None
 
 
@@ -135,9 +146,9 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
     if refused:
         return refused
     if db.active_registration(ctx.visitor_id, event.id):
-        return conflict(name, "You are already registered for this event.",
-                        next_action="Tell the user they are already registered; see "
-                                    "/registrations.")
+        return conflict(name, _("You are already registered for this event."),
+                        next_action=_("Tell the user they are already registered; see "
+                                      "/registrations."))
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id,
         payload={"attendeeName": params["attendee_name"], "email": params["email"]},
@@ -148,8 +159,8 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
             "attendeeName": params["attendee_name"],
             "email": mask_email(params["email"]),
         },
-        button="Confirm registration",
-        message="Nothing is registered yet: the user must review and confirm on the page.",
+        button=CONFIRM_REGISTRATION_BUTTON,
+        message=_("Nothing is registered yet: the user must review and confirm on the page."),
         untrusted=("data.review.event.title", "data.review.event.venue"))
 
 
@@ -173,7 +184,7 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
         if refused:
             return refused
         if db.active_registration(confirmation.visitor_id, event.id):
-            return conflict(name, "You are already registered for this event.")
+            return conflict(name, _("You are already registered for this event."))
         registration = Registration(
             id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
             visitor_id=confirmation.visitor_id,
@@ -185,9 +196,9 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
     return ToolResult(
         action=name,
         status=Status.SUCCESS,
-        message="You are registered: one seat is yours.",
+        message=_("You are registered: one seat is yours."),
         data={"registration": registration_view(registration)},
-        next_action="Done. The registration is listed under My registrations.",
+        next_action=_("Done. The registration is listed under My registrations."),
         target=registration.id,
     )
 
@@ -200,19 +211,19 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
     name = "prepare_registration_cancellation"
     registration = own_registration(db, params["registration_id"], ctx.visitor_id)
     if registration is None:
-        return not_found(name, "You have no registration with this id.",
-                         next_action="Use an id from the list on this page; never guess ids.")
+        return not_found(name, _("You have no registration with this id."),
+                         next_action=_("Use an id from the list on this page; never guess ids."))
     if registration.state != "active":
-        return conflict(name, "This registration is already cancelled.")
+        return conflict(name, _("This registration is already cancelled."))
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_CANCELLATION, target=registration.id,
         payload={},
         review={
             "registration": registration_summary(registration, ctx.timezone),
-            "effect": "Cancelling frees one seat for someone else and cannot be undone.",
+            "effect": _("Cancelling frees one seat for someone else and cannot be undone."),
         },
-        button="Cancel my registration",
-        message="Nothing is cancelled yet: the user must confirm in the dialog on the page.",
+        button=CONFIRM_CANCELLATION_BUTTON,
+        message=_("Nothing is cancelled yet: the user must confirm in the dialog on the page."),
         untrusted=("data.review.registration.eventTitle",))
 
 
@@ -229,7 +240,7 @@ def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
             return confirmation
         registration = db.get_registration(confirmation.target_id)
         if registration is None:
-            return not_found(name, "This registration does not exist.")
+            return not_found(name, _("This registration does not exist."))
         already = registration.state == "cancelled"
         if not already:
             refused = _spent_or_expired(confirmation, ctx, name)
@@ -241,10 +252,10 @@ def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
     return ToolResult(
         action=name,
         status=Status.SUCCESS,
-        message=("It was already cancelled; nothing changed." if already
-                 else "Your registration is cancelled and its seat is free again."),
+        message=(_("It was already cancelled; nothing changed.") if already
+                 else _("Your registration is cancelled and its seat is free again.")),
         data={"registration": registration_view(registration), "alreadyCancelled": already},
-        next_action="Done.",
+        next_action=_("Done."),
         target=registration.id,
     )
 

@@ -17,6 +17,7 @@ from ..routes import offering_routes
 from .lint import RULES
 from .lint import Linter
 from .lint import Samples
+from .lint import as_request
 from .schema import expected_input_schema
 from .schema import page_context
 
@@ -68,7 +69,8 @@ def manifest(app: Flask) -> dict[str, Any]:
 
     The forms come from the site's sample pages; options a page lists (e.g. event ids) are
     left out of the schemas and named in `choicesFromPage`, so the manifest only changes when
-    the tools do.
+    the tools do. Texts are in the language of the first sample page of each route (titles
+    and descriptions of the tools, in the source language).
     """
     extension = app.extensions["webmcp"]
     samples = site_samples(app)
@@ -78,18 +80,22 @@ def manifest(app: Flask) -> dict[str, Any]:
         soup = BeautifulSoup(page.html, "html.parser")
         for form in soup.select("form[toolname]"):
             tool = extension.catalog[form["toolname"]]
-            context = page_context(tool, form, app.url_map, page.url.split("?")[0])
-            listed = sorted(context["choices"])
-            context["choices"] = {name: [] for name in listed}
-            forms[tool.name].setdefault(page.rule or page.url, {
+            if (page.rule or page.url) in forms[tool.name]:
+                continue  # the same route in another language, say
+            with as_request(app, page.url):
+                context = page_context(tool, form, app.url_map, page.url.split("?")[0])
+                listed = sorted(context["choices"])
+                context["choices"] = {name: [] for name in listed}
+                schema = expected_input_schema(tool, **context)
+            forms[tool.name][page.rule or page.url] = {
                 "route": page.rule or page.url,
-                "inputSchema": expected_input_schema(tool, **context),
+                "inputSchema": schema,
                 "choicesFromPage": listed,
-            })
+            }
     return {"tools": [{
         "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
+        "title": str(tool.title),
+        "description": str(tool.description),
         "autosubmit": tool.autosubmit,
         "writes": tool.writes,
         "pages": offered.get(tool.name, []),

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -39,6 +41,7 @@ from werkzeug.test import TestResponse
 from ..catalog import TOOL_NAME_RE
 from ..catalog import Catalog
 from ..catalog import Tool
+from ..routes import route_rule
 from .patterns import is_valid_pattern
 from .schema import Parameter
 from .schema import attribute
@@ -49,6 +52,9 @@ from .schema import page_context
 from .schema import read_parameters
 from .schema import synthesize_input_schema
 
+# Description lengths are counted in columns, as a terminal shows them: a CJK character
+# counts two. One limit then serves every language, and is about as strict for Chinese as
+# for English: the same sentence takes some 2/3 of the columns, and about as many tokens.
 MAX_TOOL_DESCRIPTION = 500
 MAX_PARAM_DESCRIPTION = 200
 
@@ -90,7 +96,8 @@ RULES = (
          "Agents and reviewers would see two different tools."),
     Rule("WMCP011", "a description that is empty, too long, or lists the fields",
          "Agents read descriptions as instructions: say what and when, briefly; the schema "
-         "already lists fields, options and limits."),
+         "already lists fields, options and limits. Lengths are in columns: a CJK character "
+         "counts two."),
     Rule("WMCP012", "a <script type=\"application/ld+json\"> not rendered through tojson",
          "Only tojson escapes <, > and & in a script: other text can end the block early or "
          "hand the agent broken JSON."),
@@ -172,8 +179,8 @@ class PageRecorder:
         rendered: list[tuple[str, dict[str, Any], str | None]] = []
 
         def record(sender: Flask, template: Any, context: dict[str, Any], **extra: Any) -> None:
-            rule = request.url_rule.rule if request.url_rule else None
-            rendered.append((template.name, context, rule))
+            rule = route_rule(self.app, request.url_rule.endpoint) if request.url_rule else None
+            rendered.append((template.name, context, rule.rule if rule else None))
 
         with template_rendered.connected_to(record, self.app):
             response = self.client.open(url, **kwargs)
@@ -257,7 +264,10 @@ class Linter:
         closure = template_closure(self.app.jinja_env, page.templates)
         sources = [(name, self.source_of(name)) for name in closure]
         path = page.url.split("?")[0]
-        for problem in check_page(page.html, self.catalog, self.app.url_map, path):
+        # The catalog's texts are read as the page's own request read them (its language).
+        with as_request(self.app, page.url):
+            problems = check_page(page.html, self.catalog, self.app.url_map, path)
+        for problem in problems:
             owner, line = locate(problem, sources)
             if owner in names:
                 self.add(display_path(names[owner]), line, problem.code, problem.message)
@@ -279,7 +289,9 @@ class Linter:
                      f"could not render this template on its own ({error}); add a sample "
                      "page that uses it")
             return
-        for problem in check_page(html, self.catalog, self.app.url_map, "/"):
+        with as_request(self.app, "/"):
+            problems = check_page(html, self.catalog, self.app.url_map, "/")
+        for problem in problems:
             _, line = locate(problem, [(name or shown, source)])
             self.add(shown, line, problem.code, problem.message)
 
@@ -292,6 +304,14 @@ class Linter:
         """Record a finding (the same finding from several pages counts once)."""
         assert code in RULE_CODES, code
         self.findings.add(Finding(path, line, code, message))
+
+
+@contextmanager
+def as_request(app: Flask, url: str) -> Iterator[None]:
+    """Contexts of their own for a request to `url`: what the catalog says there (in the
+    page's language, say) is what it said to the request that rendered the page."""
+    with app.app_context(), app.test_request_context(url):
+        yield
 
 
 # -- checks of one rendered page
@@ -380,8 +400,8 @@ def check_metadata(form: Tag, tool: Tool) -> Iterator[Problem]:
         yield Problem("WMCP009", f"{tool.name} must be submitted by a person: remove "
                                  "toolautosubmit", tool=tool.name)
     differs = [attribute for attribute, same in (
-        ("tooldescription", attribute(form, "tooldescription") == tool.description),
-        ("tooltitle", attribute(form, "tooltitle") == tool.title),
+        ("tooldescription", attribute(form, "tooldescription") == str(tool.description)),
+        ("tooltitle", attribute(form, "tooltitle") == str(tool.title)),
         ("toolautosubmit", autosubmit or not tool.autosubmit),
     ) if not same]
     if differs:
@@ -394,8 +414,8 @@ def check_tool_description(name: str, description: str, parameters: list[Paramet
     """An empty, long or field-listing tooldescription."""
     if not description.strip():
         yield Problem("WMCP011", f"{name} has an empty tooldescription", tool=name)
-    elif len(description) > MAX_TOOL_DESCRIPTION:
-        yield Problem("WMCP011", f"{name}'s tooldescription is {len(description)} characters "
+    elif columns(description) > MAX_TOOL_DESCRIPTION:
+        yield Problem("WMCP011", f"{name}'s tooldescription is {columns(description)} columns "
                                  f"(at most {MAX_TOOL_DESCRIPTION})", tool=name)
     named = [p.name for p in parameters if p.name and mentions(description, p.name)]
     if len(named) >= 2:
@@ -424,10 +444,15 @@ def check_parameter(name: str, parameter: Parameter) -> Iterator[Problem]:
             if text is not None and not text.strip():
                 yield Problem("WMCP011", f"{name}: empty toolparamdescription near "
                                          f"{parameter.name!r}", **where)
-            elif text is not None and len(text) > MAX_PARAM_DESCRIPTION:
+            elif text is not None and columns(text) > MAX_PARAM_DESCRIPTION:
                 yield Problem("WMCP011", f"{name}: the toolparamdescription of "
-                                         f"{parameter.name!r} is {len(text)} characters "
+                                         f"{parameter.name!r} is {columns(text)} columns "
                                          f"(at most {MAX_PARAM_DESCRIPTION})", **where)
+
+
+def columns(text: str) -> int:
+    """How many columns `text` takes in a terminal: two for a wide (CJK) character."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def mentions(text: str, parameter: str) -> bool:

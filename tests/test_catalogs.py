@@ -1,0 +1,91 @@
+"""The message catalogs are complete and current: what `make test` checks before any page.
+
+The source is extracted the way `make translations` extracts it (babel.cfg), and the
+Traditional Chinese catalog must hold exactly those messages, each translated, none fuzzy,
+with the same placeholders; and the compiled catalog the site loads must say what the .po
+says. A new people-facing string therefore fails here until it is translated.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.catalog import Message
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+from babel.messages.pofile import read_po
+from flask_babel import gettext
+from helpers import PROJECT_ROOT
+
+TRANSLATIONS = PROJECT_ROOT / "webapp" / "translations"
+LOCALES = ["zh_Hant_TW"]
+# The keywords `make translations` adds to Babel's own (_, gettext, ngettext, N_, ...).
+KEYWORDS = ("_l", "lazy_gettext")
+PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
+
+
+def source_messages() -> set[str]:
+    """Every msgid the source marks for translation, as `pybabel extract -F babel.cfg`."""
+    with open(PROJECT_ROOT / "babel.cfg", encoding="utf-8") as config:
+        method_map, options_map = parse_mapping_cfg(config)
+    from babel.messages.extract import DEFAULT_KEYWORDS
+
+    keywords = {**DEFAULT_KEYWORDS, **dict.fromkeys(KEYWORDS)}
+    found = set()
+    for _file, _line, message, _comments, _context in extract_from_dir(
+            str(PROJECT_ROOT), method_map, options_map, keywords=keywords):
+        found.add(message if isinstance(message, str) else message[0])
+    return found
+
+
+def catalog(locale: str) -> Catalog:
+    with open(TRANSLATIONS / locale / "LC_MESSAGES" / "messages.po", "rb") as po:
+        return read_po(po, locale=locale)
+
+
+def translated(locale: str) -> list[Message]:
+    return [message for message in catalog(locale) if message.id]
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_catalog_holds_exactly_the_messages_of_the_source(locale):
+    """Run `make translations` when this fails: it lists what to add or drop."""
+    in_catalog = {message.id for message in translated(locale)}
+    in_source = source_messages()
+    assert in_source - in_catalog == set(), "new in the source, not in the catalog"
+    assert in_catalog - in_source == set(), "in the catalog, gone from the source"
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_message_is_translated_and_none_is_fuzzy(locale):
+    messages = translated(locale)
+    assert len(messages) > 200
+    assert [m.id for m in messages if not m.string] == []
+    assert [m.id for m in messages if m.fuzzy] == []
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_translations_keep_every_placeholder(locale):
+    """A placeholder lost or misspelled would fail (or say less) only when it is shown."""
+    for message in translated(locale):
+        assert isinstance(message.id, str) and isinstance(message.string, str)
+        assert sorted(PLACEHOLDER.findall(message.string)) == sorted(
+            PLACEHOLDER.findall(message.id)), message.id
+    assert [(message.id, errors) for message, errors in catalog(locale).check()] == []
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_site_loads_the_catalog_as_written(app, locale):
+    """The compiled catalog (`make catalogs`) is the .po as it is now."""
+    code = {"zh_Hant_TW": "zh-TW"}[locale]
+    with app.test_request_context(f"/{code}/events"):
+        stale = [m.id for m in translated(locale) if gettext(m.id) != m.string]
+    assert stale == [], "run `make catalogs`"
+
+
+def test_the_catalog_folder_holds_only_known_locales():
+    folders = sorted(path.name for path in Path(TRANSLATIONS).iterdir() if path.is_dir())
+    assert folders == LOCALES

@@ -1,0 +1,201 @@
+"""The site's two languages, 繁體中文 (the default, for Taiwan) and English, named in the URL.
+
+Every page lives under a language prefix: `/zh-TW/events`, `/en/events`. So a shared or
+bookmarked link keeps its language, and caches and search engines see two distinct pages.
+The unprefixed address of a page is language-neutral, and is the one machine data names
+(an event's `url` in the envelope, which must be the same in both languages):
+
+- a page asked for there (a GET for HTML) is redirected to the visitor's language: the one
+  they chose last (a cookie, set whenever they read a prefixed page), else the best of their
+  `Accept-Language`, else Chinese;
+- JSON answers, htmx partials and POSTs are answered in place in that language: a JSON
+  client keeps the addresses it knows, and only the sentences change.
+
+Both kinds of answer say `Vary: Accept-Language, Cookie`. `/health`, `/openapi.json` and
+`/static` have no language. Everything people read goes through the message catalogs in
+`webapp/translations` (Flask-Babel); ids, tool names, option values and JSON keys never do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask
+from flask import Response
+from flask import current_app
+from flask import g
+from flask import has_request_context
+from flask import redirect
+from flask import request
+from flask import url_for
+from flask_babel import Babel
+from werkzeug.routing import BaseConverter
+from werkzeug.wrappers import Response as BaseResponse
+
+from ..webmcp.negotiation import is_partial
+from ..webmcp.negotiation import wants_json
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language of the site: its URL prefix, its Babel locale, its BCP 47 tag (for
+    `<html lang>` and `hreflang`) and its name in itself (for the switch)."""
+
+    code: str
+    locale: str
+    tag: str
+    name: str
+
+
+LANGUAGES = {
+    "zh-TW": Language("zh-TW", "zh_Hant_TW", "zh-Hant-TW", "繁體中文"),
+    "en": Language("en", "en", "en", "English"),
+}
+DEFAULT = "zh-TW"
+COOKIE = "language"
+ONE_YEAR = 365 * 24 * 3600
+# What a language-neutral answer depends on.
+NEGOTIATED_BY = ("Accept-Language", "Cookie")
+# Endpoints with no language: they say nothing to people.
+NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.")
+
+
+class LanguageConverter(BaseConverter):
+    """`<language:lang_code>`: one of the site's language prefixes, nothing else."""
+
+    regex = "|".join(LANGUAGES)
+
+
+def preferred_language() -> str:
+    """The visitor's language for a neutral address: their last choice, else the first of
+    their `Accept-Language` the site speaks (any Chinese reads the Traditional Chinese site),
+    else Chinese."""
+    chosen = request.cookies.get(COOKIE)
+    if chosen in LANGUAGES:
+        return chosen
+    for tag, _quality in request.accept_languages:
+        primary = tag.lower().split("-")[0]
+        if primary == "zh":
+            return "zh-TW"
+        if primary == "en":
+            return "en"
+    return DEFAULT
+
+
+def current_language() -> Language:
+    """The language of this request: its URL's prefix, else the visitor's preference."""
+    code = g.get("language")
+    if code is None:
+        first = request.path.split("/")[1] if request.path.count("/") > 1 else ""
+        code = first if first in LANGUAGES else preferred_language()
+    return LANGUAGES[code]
+
+
+def in_language(code: str) -> str:
+    """The address of this page in language `code` (the events list when the answer is not a
+    page of its own, e.g. a form's failed POST or an address that matched nothing)."""
+    if g.get("language_in_url") and request.method == "GET":
+        rest = request.full_path.rstrip("?")[len(current_language().code) + 1:]
+        return f"/{code}{rest}"
+    return url_for("events.search", lang_code=code)
+
+
+def alternate_pages() -> list[tuple[str, str]]:
+    """(hreflang, absolute URL) of this page in every language, and as `x-default` its
+    neutral address (which sends each visitor to their own language)."""
+    host = request.host_url.rstrip("/")
+    pages = [(language.tag, host + in_language(language.code)) for language in LANGUAGES.values()]
+    own = in_language(current_language().code)
+    neutral = own[len(current_language().code) + 1:] or "/"
+    return [*pages, ("x-default", host + neutral)]
+
+
+def is_neutral_endpoint(endpoint: str | None) -> bool:
+    """True for the endpoints that have no language (health, OpenAPI, static files)."""
+    return endpoint is None or endpoint.startswith(NEUTRAL_ENDPOINTS)
+
+
+def _take_language_from_url(endpoint: str | None, values: dict[str, object] | None) -> None:
+    """The prefix's language becomes the request's; views never see it."""
+    if values and "lang_code" in values:
+        g.language = values.pop("lang_code")
+        g.language_in_url = True
+
+
+def _keep_language_in_urls(endpoint: str, values: dict[str, object]) -> None:
+    """Every address the site builds for a page keeps the language of this request."""
+    if "lang_code" not in values and current_app.url_map.is_endpoint_expecting(endpoint,
+                                                                               "lang_code"):
+        values["lang_code"] = current_language().code
+
+
+def _negotiate() -> BaseResponse | None:
+    """At a neutral address: pick the visitor's language, and send a person who asked for a
+    page to that page in their language."""
+    if g.get("language_in_url") or is_neutral_endpoint(request.endpoint):
+        return None
+    g.language = preferred_language()
+    if (request.method in ("GET", "HEAD") and request.endpoint != "index"
+            and not wants_json() and not is_partial()):
+        query = request.query_string.decode()
+        target = f"/{g.language}{request.path}" + (f"?{query}" if query else "")
+        return redirect(target, code=302)
+    return None
+
+
+def _mark_language(response: Response) -> Response:
+    """Say which language an answer is in, what chose it, and remember a prefix's choice."""
+    if is_neutral_endpoint(request.endpoint) and request.url_rule is not None:
+        return response
+    language = current_language()
+    response.headers["Content-Language"] = language.tag
+    if g.get("language_in_url"):
+        if request.cookies.get(COOKIE) != language.code:
+            response.set_cookie(COOKIE, language.code, max_age=ONE_YEAR, samesite="Lax",
+                                httponly=True)
+    else:
+        response.vary.update(NEGOTIATED_BY)
+    return response
+
+
+def _prefix_every_page(app: Flask) -> None:
+    """Give every rule that shows people something a second, language-prefixed address.
+
+    Both rules have the same endpoint, so views, `url_for` and the route declarations are
+    unchanged; `url_for` builds the prefixed one whenever the request has a language.
+    """
+    for rule in list(app.url_map.iter_rules()):
+        if is_neutral_endpoint(rule.endpoint):
+            continue
+        methods = set(rule.methods or ()) - {"HEAD", "OPTIONS"}
+        app.add_url_rule("/<language:lang_code>" + rule.rule, endpoint=rule.endpoint,
+                         methods=sorted(methods))
+
+
+def request_locale() -> str:
+    """The Babel locale of this request; outside one (commands), the source language."""
+    return current_language().locale if has_request_context() else LANGUAGES["en"].locale
+
+
+def _template_helpers() -> dict[str, object]:
+    language = current_language()
+    return {
+        "language": language,
+        "other_languages": [other for other in LANGUAGES.values() if other != language],
+        "in_language": in_language,
+        "alternate_pages": alternate_pages,
+    }
+
+
+def init_app(app: Flask) -> None:
+    """Set up Flask-Babel, the prefixed addresses and the negotiation (after every blueprint
+    is registered: each of their pages gets its prefixed address)."""
+    Babel(app, locale_selector=request_locale)
+    app.url_map.converters["language"] = LanguageConverter
+    _prefix_every_page(app)
+    app.url_value_preprocessor(_take_language_from_url)
+    app.url_defaults(_keep_language_in_urls)
+    app.before_request(_negotiate)
+    app.after_request(_mark_language)
+    app.context_processor(_template_helpers)
+    app.jinja_env.globals.update(LANGUAGES=LANGUAGES)
