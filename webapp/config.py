@@ -22,7 +22,6 @@ SITE_ROOT = _PACKAGE if (_PACKAGE / "templates").is_dir() else _PACKAGE.parent
 
 # Defaults that code outside an app (benchmarks, data tools) needs too.
 DATABASE_BUSY_TIMEOUT_MS = 5000
-SEARCH_COUNT_CAP = 100
 SITE_TIMEZONE = "Asia/Taipei"
 
 
@@ -44,9 +43,6 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "SITE_TIMEZONE": SITE_TIMEZONE,
         # A visitor session ends this many seconds after its last write.
         "VISITOR_TTL": 14 * 24 * 3600,
-        # A search counts its matches exactly up to this many, then says `countCapped`: ten
-        # pages of results, and never the whole index read to count a word most events hold.
-        "SEARCH_COUNT_CAP": SEARCH_COUNT_CAP,
         # Tool inputs are a few short fields: refuse anything bigger before reading it.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         "MAX_FORM_MEMORY_SIZE": 64 * 1024,

@@ -56,7 +56,12 @@ EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error=_l("Not a val
 REGISTRATION_ID = validate.Regexp(r"^reg-[A-Za-z0-9_-]{8,64}$",
                                   error=_l("Not a valid registration id."))
 PAGE_SIZE = 10
-MAX_PAGE = 1000
+# A search counts its matches exactly up to this many (then says `countCapped`) and shows no
+# page past the ones that count can fill: however common its words, a search reads at most
+# this many events. The cap is part of the tool's contract (the agent's schema says how far
+# `page` goes), so it is not a per-site setting.
+SEARCH_COUNT_CAP = 100
+LAST_PAGE = -(-SEARCH_COUNT_CAP // PAGE_SIZE)
 # The dates a search may name: wider than any real search, yet narrow enough that turning a
 # day into the UTC start of the next one in the site's time zone never leaves the calendar.
 SEARCH_DATES = validate.Range(min=date(2000, 1, 1), max=date(2999, 12, 31),
@@ -127,8 +132,9 @@ class SearchEventsInput(ToolInput):
         metadata={"label": _l("To"), "description": _l("Latest start date, inclusive")})
     page = fields.Integer(
         load_default=1,
-        validate=validate.Range(min=1, max=MAX_PAGE, error=_l(
-            "Must be greater than or equal to {min} and less than or equal to {max}.")),
+        validate=validate.Range(min=1, max=LAST_PAGE, error=_l(
+            "Give a page from {min} to {max}: a search shows its first %(cap)s matches. Add "
+            "words or filters to find others.", cap=SEARCH_COUNT_CAP)),
         metadata={"label": _l("Page"),
                   "description": _l("Page of results, %(size)s per page", size=PAGE_SIZE)})
 

@@ -47,7 +47,6 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         timezone=site_timezone(),
         source=source,
         visitor_id=visitor_id,
-        search_count_cap=current_app.config["SEARCH_COUNT_CAP"],
     )
 
 
