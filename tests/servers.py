@@ -4,6 +4,8 @@ with a fresh database, and a small HTTP client that keeps its own cookies.
 
 from __future__ import annotations
 
+import functools
+import http.client
 import http.cookiejar
 import json
 import os
@@ -26,7 +28,12 @@ from helpers import JSON
 from helpers import PROJECT_ROOT
 from helpers import TOKEN_FIELD
 
+from webapp.web.limits import BUDGETS
+
 GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
+# Every client of a test comes from one address: limits high enough that the many people a
+# test plays are not one client. Tests of the limits set their own (None: the defaults).
+ONE_ADDRESS_CROWD = {budget.setting: "100000 per minute" for budget in BUDGETS}
 
 
 def free_port() -> int:
@@ -49,7 +56,9 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
     wanted: dict[str, str | None] = {
         **os.environ, "FLASK_DATABASE": str(database), "FLASK_SECRET_KEY": "server test secret",
         "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers),
-        "GUNICORN_THREADS": str(threads), **(env or {})}
+        "GUNICORN_THREADS": str(threads),
+        **{f"FLASK_{setting}": limit for setting, limit in ONE_ADDRESS_CROWD.items()},
+        **(env or {})}
     environment = {name: value for name, value in wanted.items() if value is not None}
     log = log or database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
@@ -150,13 +159,31 @@ class Answer:
         return json.loads(self.text)
 
 
-class HttpVisitor:
-    """One visitor of a real server: its own cookie jar and CSRF token."""
+class FromAddress(urllib.request.HTTPHandler):
+    """Connects from a chosen local address: on Linux any of 127.0.0.0/8 reaches a server on
+    127.0.0.1, so one machine can play clients at many addresses."""
 
-    def __init__(self, base: str):
+    def __init__(self, address: str):
+        super().__init__()
+        self.address = address
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(http.client.HTTPConnection,
+                                              source_address=(self.address, 0)), req)
+
+
+class HttpVisitor:
+    """One visitor of a real server: its own cookie jar and CSRF token, and the loopback
+    address it connects from (`source`; by default the system's choice, 127.0.0.1)."""
+
+    def __init__(self, base: str, source: str | None = None):
         self.base = base
         self.cookies = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+        handlers: list[urllib.request.BaseHandler] = [
+            urllib.request.HTTPCookieProcessor(self.cookies)]
+        if source is not None:
+            handlers.append(FromAddress(source))
+        self.opener = urllib.request.build_opener(*handlers)
         self.csrf: str | None = None
 
     def request(self, method: str, path: str, data: dict[str, str] | None = None,

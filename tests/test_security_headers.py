@@ -10,6 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 from helpers import attribute
 
+from webapp import create_app
 from webapp.config import SITE_ROOT as PROJECT_ROOT
 
 
@@ -33,3 +34,27 @@ def test_asset_urls_carry_a_content_hash(client):
         parts = urlsplit(url)
         content = (PROJECT_ROOT / parts.path.lstrip("/")).read_bytes()
         assert parse_qs(parts.query)["v"] == [hashlib.sha256(content).hexdigest()[:12]], url
+
+
+HSTS = "Strict-Transport-Security"
+
+
+def test_https_answers_carry_hsts(client):
+    assert client.get("/events", base_url="https://localhost").headers[HSTS] == \
+        "max-age=31536000"
+    assert HSTS not in client.get("/events").headers  # browsers ignore it over plain HTTP
+
+
+@pytest.mark.parametrize(("proxies", "expected"), [(1, "max-age=31536000"), (0, None)])
+def test_the_scheme_comes_from_trusted_proxies_only(app, proxies, expected):
+    """Behind nginx the connection is plain HTTP; its X-Forwarded-Proto says what the client
+    used, and only a trusted proxy is believed."""
+    behind = create_app({**app.config, "TRUSTED_PROXIES": proxies}).test_client()
+    answer = behind.get("/events", headers={"X-Forwarded-Proto": "https",
+                                            "X-Forwarded-For": "203.0.113.9"})
+    assert answer.headers.get(HSTS) == expected
+
+
+def test_hsts_can_be_turned_off(app, client):
+    app.config["HSTS_MAX_AGE"] = 0
+    assert HSTS not in client.get("/events", base_url="https://localhost").headers

@@ -13,7 +13,10 @@ from flask import request
 from flask import url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
+from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
+from limits import RateLimitItem
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import MethodNotAllowed
 
@@ -50,6 +53,20 @@ def reload_url() -> str:
     return url_for("events.search")
 
 
+def window(limit: RateLimitItem) -> str:
+    """How long a rate limit's budget lasts, in words ("a minute", "an hour", "2 days")."""
+    count = limit.multiples
+    words = {
+        "second": ngettext("a second", "%(num)d seconds", count),
+        "minute": ngettext("a minute", "%(num)d minutes", count),
+        "hour": ngettext("an hour", "%(num)d hours", count),
+        "day": ngettext("a day", "%(num)d days", count),
+        "month": ngettext("a month", "%(num)d months", count),
+        "year": ngettext("a year", "%(num)d years", count),
+    }
+    return words[limit.GRANULARITY.name]
+
+
 def error_heading(result: ToolResult) -> str:
     """The heading of an error page."""
     return str(HEADINGS.get(result.status, _("Error")))
@@ -75,7 +92,8 @@ def handle_http_error(error: HTTPException) -> Response:
         result = invalid_input(action, {"_schema": [_("The request is too large.")]},
                                message=_("The request is too large."), http_status=413)
     elif code == 429:
-        result = rate_limited(action)
+        result = (rate_limited(action, error.description, window(error.limit.limit))
+                  if isinstance(error, RateLimitExceeded) else rate_limited(action))
     elif code < 500:
         result = invalid_input(action, {"_schema": [_("The request could not be understood.")]},
                                message=_("The request could not be understood."),

@@ -152,11 +152,18 @@ def session_expired(action: str) -> ToolResult:
     )
 
 
-def rate_limited(action: str) -> ToolResult:
-    """Too many write requests from one visitor in a short time."""
+def rate_limited(action: str, message: str | None = None, window: str | None = None
+                 ) -> ToolResult:
+    """Too many requests from one client; `message` says which budget it spent, `window` how
+    long the budget lasts (the Retry-After header says when the client may try again)."""
+    if window:
+        wait = _("Wait before trying again (up to %(window)s; the Retry-After header says how "
+                 "long); tell the user why.") % {"window": window}
+    else:
+        wait = _("Wait at least a minute before trying again; tell the user why.")
     return ToolResult(
         action=action,
         status=Status.RATE_LIMITED,
-        message=_("Too many requests in a short time. Wait a minute and try again."),
-        next_action=_("Wait at least a minute before trying again; tell the user why."),
+        message=message or _("Too many requests in a short time. Wait a minute and try again."),
+        next_action=wait,
     )
