@@ -38,7 +38,8 @@ EVENTS = ["evt-webmcp-intro", "evt-agent-testing", "evt-semantic-html", "evt-mal
 RENDERINGS = {**THREE_RENDERINGS, "agent": {**HTMX, "WebMCP-Agent-Invoked": "true"}}
 STATUSES = {status.word: status for status in Status}
 # HTTP codes a status may be sent with besides its own (DESIGN.md §4).
-OTHER_CODES = {"success": {201}, "invalid_input": {400, 405, 413}}
+# 403: a human-only step (a confirm form) refuses a request marked as an agent's call.
+OTHER_CODES = {"success": {201}, "invalid_input": {400, 403, 405, 413}}
 ENVELOPE_TYPES = {"action": str, "status": str, "message": str, "retryable": bool,
                   "data": dict, "errors": dict, "nextAction": str, "requiresUserDecision": bool,
                   "appliedFilters": dict, "constraintsRelaxed": bool, "untrustedContent": dict}

@@ -119,6 +119,20 @@ def invalid_input(action: str, errors: dict[str, list[str]], message: str | None
     )
 
 
+def people_only(action: str) -> ToolResult:
+    """A human-only step (a confirm form) arrived marked as an agent's call: refused, whoever
+    sent it, so that only a person ever confirms."""
+    return ToolResult(
+        action=action,
+        status=Status.INVALID_INPUT,
+        message=_("Only the user can do this, on the page; an agent may not submit this form."),
+        errors={"_schema": [_("This form is for people: it does not accept an agent's call.")]},
+        next_action=_("Stop. Ask the user to review it on the page and press the button "
+                      "themselves."),
+        http_status=403,
+    )
+
+
 def internal_error(action: str) -> ToolResult:
     """A dependency failed; the message is safe to show and says to retry later."""
     return ToolResult(
