@@ -53,7 +53,9 @@ LONGER_THAN = _l("Longer than maximum length {max}.")
 LENGTH_BETWEEN = _l("Length must be between {min} and {max}.")
 
 EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error=_l("Not a valid event id."))
-REGISTRATION_ID = validate.Regexp(r"^reg-[A-Za-z0-9_-]{8,64}$",
+# A registration id as the site makes them (also the shape of a registration's address).
+REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_-]{8,64}"
+REGISTRATION_ID = validate.Regexp(f"^{REGISTRATION_ID_SHAPE}$",
                                   error=_l("Not a valid registration id."))
 PAGE_SIZE = 10
 # A search counts its matches exactly up to this many (then says `countCapped`) and shows no

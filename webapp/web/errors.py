@@ -6,6 +6,9 @@ details go to the server log.
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from flask import Flask
 from flask import Response
 from flask import current_app
@@ -44,13 +47,26 @@ HEADINGS = {
 
 def reload_url() -> str:
     """Where "reload the page" leads: this page for a GET, else the page of this site the
-    refused form was on (a POST address may not answer a GET at all)."""
+    refused form was on (a POST address may not answer a GET at all). Always a path of this
+    site, whatever the address or the Referer holds."""
     if request.method == "GET":
-        return request.full_path.rstrip("?")
-    referrer = request.referrer or ""
-    if referrer.startswith(request.host_url):
-        return "/" + referrer[len(request.host_url):]
-    return url_for("events.search")
+        return same_site_path(request.path, request.query_string.decode("latin-1"))
+    referrer = urlsplit(request.referrer or "")
+    here = urlsplit(request.host_url)
+    if (referrer.scheme, referrer.netloc) != (here.scheme, here.netloc):
+        return url_for("events.search")
+    return same_site_path(referrer.path, referrer.query)
+
+
+def same_site_path(path: str, query: str = "") -> str:
+    """`path` (and `query`) as a link that stays on this site.
+
+    Browsers read "//host/…" and "/\\host/…" as another host, and drop tabs and line breaks
+    from a URL before they read it: those go, and the path starts with exactly one "/".
+    """
+    path = "/" + re.sub(r"[\t\n\r]", "", path).lstrip("/\\")
+    query = re.sub(r"[\t\n\r]", "", query)
+    return f"{path}?{query}" if query else path
 
 
 def window(limit: RateLimitItem) -> str:
