@@ -58,3 +58,45 @@ def test_the_scheme_comes_from_trusted_proxies_only(app, proxies, expected):
 def test_hsts_can_be_turned_off(app, client):
     app.config["HSTS_MAX_AGE"] = 0
     assert HSTS not in client.get("/events", base_url="https://localhost").headers
+
+
+# -- what may be cached
+
+PERSONAL = "private, no-store"
+
+
+def test_personal_pages_and_pages_holding_tokens_are_never_stored(visitor):
+    registration = visitor.register("evt-agent-testing")["id"]
+    visitor.save()
+    # Without JavaScript a prepare lands on the register page showing the review, which holds
+    # the confirmation token.
+    prepared = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann Lee", "email": "ann@example.com"},
+                            follow_redirects=True)
+    assert 'name="confirmation_token"' in prepared.get_data(as_text=True)
+    answers = [visitor.get(url) for url in (
+        "/registrations", f"/registrations/{registration}", "/saved",
+        "/events/evt-webmcp-intro/register",
+        "/events/evt-webmcp-intro",  # its save form holds the session's CSRF token
+    )] + [prepared, visitor.post_json("/events/evt-semantic-html/save")]
+    for answer in answers:
+        assert answer.status_code == 200
+        assert answer.headers["Cache-Control"] == PERSONAL, answer.request.path
+
+
+@pytest.mark.parametrize(("url", "cache_control"), [
+    ("/events", "public, max-age=60"),
+    ("/events?query=webmcp&location=taipei", "public, max-age=60"),
+    ("/openapi.json", "public, max-age=3600"),
+    ("/events?page=0", PERSONAL),  # an error: not worth keeping
+    ("/no-such-page", PERSONAL),
+    ("/health", PERSONAL),  # a monitor must reach the app itself
+])
+def test_public_answers_say_how_long_they_may_be_kept(client, url, cache_control):
+    for headers in ({}, {"Accept": "application/json"}, {"HX-Request": "true"}):
+        assert client.get(url, headers=headers).headers["Cache-Control"] == cache_control
+
+
+def test_static_files_are_kept_for_a_year(client):
+    answer = client.get("/static/css/site.css")
+    assert answer.headers["Cache-Control"] == "max-age=31536000, public"

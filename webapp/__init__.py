@@ -53,6 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .storage import connection
     from .web import assets
     from .web import bodies
+    from .web import caching
     from .web import compression
     from .web import errors
     from .web import events
@@ -74,6 +75,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # Monitors probe health as often as they need, whatever else their address does.
     limiter.exempt(health.bp)
     security.init_app(app)
+    caching.init_app(app)
     errors.init_app(app)
     WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext)
     assets.init_app(app)
