@@ -6,6 +6,7 @@ constraints: see `webapp.webmcp.forms`), the agent's input schema and the OpenAP
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import date
 from typing import Any
 from typing import cast
@@ -68,6 +69,24 @@ LAST_PAGE = -(-SEARCH_COUNT_CAP // PAGE_SIZE)
 # day into the UTC start of the next one in the site's time zone never leaves the calendar.
 SEARCH_DATES = validate.Range(min=date(2000, 1, 1), max=date(2999, 12, 31),
                               error=_l("Give a date from {min} to {max}."))
+
+
+class VisibleText(validate.Validator):
+    """Text whose every character people can see: no controls (NUL, line breaks), no format
+    characters (bidirectional overrides and isolates, zero-width spaces and joiners, which
+    can hide or reorder what an organizer reads), no line or paragraph separators."""
+
+    INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})  # Unicode general categories
+
+    def __call__(self, value: str) -> str:
+        for char in value:
+            if unicodedata.category(char) in self.INVISIBLE:
+                code = f"U+{ord(char):04X} {unicodedata.name(char, '')}".strip()
+                raise ValidationError(_(
+                    "Remove the invisible character %(code)s: use only characters people can "
+                    "see (no control, direction-changing or zero-width characters).",
+                    code=code))
+        return value
 
 
 def one_of(vocabulary: dict[str, Any]) -> validate.OneOf:
@@ -169,7 +188,7 @@ class PrepareEventRegistrationInput(ToolInput):
 
     event_id = fields.String(required=True, validate=EVENT_ID)
     attendee_name = fields.String(
-        required=True, validate=length(min=1, max=80),
+        required=True, validate=[length(min=1, max=80), VisibleText()],
         metadata={"label": _l("Attendee name"), "autocomplete": "name",
                   "description": _l("Full name of the person attending, as on the attendee "
                                     "list")})
