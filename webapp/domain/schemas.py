@@ -58,6 +58,8 @@ EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error=_l("Not a val
 REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_-]{8,64}"
 REGISTRATION_ID = validate.Regexp(f"^{REGISTRATION_ID_SHAPE}$",
                                   error=_l("Not a valid registration id."))
+# Whose words the titles of choices listing events are (the agent reads them as data).
+ORGANIZER_TITLES = _l("organizer-written event titles")
 PAGE_SIZE = 10
 # A search counts its matches exactly up to this many (then says `countCapped`) and shows no
 # page past the ones that count can fill: however common its words, a search reads at most
@@ -173,8 +175,8 @@ class GetEventDetailsInput(ToolInput):
     event_id = fields.String(
         required=True, validate=EVENT_ID,
         metadata={"label": _l("Events on this page"), "widget": "radio",
-                  "description": _l("Id of one of the events listed on this page (option "
-                                    "titles are organizer-written event titles)")})
+                  "description": _l("Id of one of the events listed on this page"),
+                  "option_titles": ORGANIZER_TITLES})
 
 
 class SaveEventInput(ToolInput):
@@ -206,7 +208,8 @@ class PrepareRegistrationCancellationInput(ToolInput):
         required=True, validate=REGISTRATION_ID,
         metadata={"label": _l("Your active registrations"), "widget": "radio",
                   "description": _l("Id of the registration to cancel, from the list on this "
-                                    "page")})
+                                    "page"),
+                  "option_titles": ORGANIZER_TITLES})
 
 
 class ConfirmInput(ToolInput):
