@@ -5,6 +5,7 @@ with a fresh database, and a small HTTP client that keeps its own cookies.
 from __future__ import annotations
 
 import functools
+import getpass
 import http.client
 import http.cookiejar
 import json
@@ -78,6 +79,71 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
             process.kill()
             process.wait()
         output.close()
+
+
+NGINX_CONFIG = PROJECT_ROOT / "deploy" / "nginx.conf"
+
+
+def nginx_config(directory: Path, port: int, upstream: int) -> str:
+    """deploy/nginx.conf with its host lines pointed at `directory` and loopback ports.
+
+    Every other line is the production file's, except the client timeouts, lengthened so that
+    a test's slow connections stay open however slowly this machine runs.
+    """
+    config = NGINX_CONFIG.read_text()
+    for line, replacement in {
+        "user www-data;": f"user {getpass.getuser()};",  # ignored unless started as root
+        "error_log /var/log/nginx/error.log;": f"error_log {directory}/error.log;",
+        "access_log /var/log/nginx/access.log;": f"access_log {directory}/access.log;",
+        "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
+        "listen 80;": f"listen 127.0.0.1:{port};",
+        "alias /srv/webmcp-events/static/;": f"alias {PROJECT_ROOT}/static/;",
+        "client_header_timeout 10s;": "client_header_timeout 300s;",
+        "client_body_timeout 10s;": "client_body_timeout 300s;",
+    }.items():
+        assert config.count(line) == 1, f"deploy/nginx.conf no longer says {line!r} once"
+        config = config.replace(line, replacement)
+    return config
+
+
+@contextmanager
+def nginx(directory: Path, upstream: int) -> Iterator[str]:
+    """Debian's nginx with deploy/nginx.conf, in front of the server on port `upstream`, until
+    the block ends; yields its base URL."""
+    port = free_port()
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / "nginx.conf"
+    config.write_text(nginx_config(directory, port, upstream))
+    log = open(directory / "nginx.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        ["nginx", "-p", str(directory), "-c", str(config), "-e", str(directory / "error.log"),
+         "-g", f"daemon off; pid {directory}/nginx.pid;"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_listening(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()  # a fast shutdown: slow connections do not hold it up
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 30
+                         ) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
 
 
 def wait_until_up(base: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
