@@ -73,13 +73,19 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
         wait_until_ready(log, workers, process)
         yield base, process
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         output.close()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (gunicorn finishes what it is doing; nginx shuts down at once, slow connections
+    or not), then SIGKILL if it is still there after 30 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 NGINX_CONFIG = PROJECT_ROOT / "deploy" / "nginx.conf"
@@ -124,12 +130,7 @@ def nginx(directory: Path, upstream: int) -> Iterator[str]:
         wait_until_listening(port, process)
         yield f"http://127.0.0.1:{port}"
     finally:
-        process.terminate()  # a fast shutdown: slow connections do not hold it up
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()
 
 
