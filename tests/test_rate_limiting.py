@@ -237,23 +237,28 @@ def test_reads_have_a_generous_budget_per_address(app, client):
 REGISTERED = "evt-design-tokens-taipei"
 
 
-def prepare(visitor, email="ann@example.com", event=REGISTERED):
-    return visitor.post(f"/events/{event}/register", {"attendee_name": "Ann Lee",
-                                                      "email": email}, headers=JSON)
+def prepare(visitor, email="ann@example.com", event=REGISTERED, as_json=False):
+    """Prepare a registration from a form body, or a JSON one (as an MCP client would)."""
+    fields = {"attendee_name": "Ann Lee", "email": email}
+    if as_json:
+        return visitor.client.post(f"/events/{event}/register", json=fields,
+                                   headers={**JSON, "X-CSRFToken": visitor.csrf})
+    return visitor.post(f"/events/{event}/register", fields, headers=JSON)
 
 
-def test_registrations_for_one_event_are_bounded_per_email(app, send):
+@pytest.mark.parametrize("as_json", [False, True], ids=["form", "json"])
+def test_registrations_for_one_event_are_bounded_per_email(app, send, as_json):
     """However many sessions and addresses: one e-mail address prepares few registrations for
     one event (each seat needs one), and its case makes no other address."""
     app.config["RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL"] = "2 per day"
     people = [Visitor(app, address=f"198.51.100.{n}") for n in range(1, 4)]
-    assert prepare(people[0]).status_code == 200
-    assert prepare(people[1], email="ANN@example.com").status_code == 200
-    body = assert_refused(prepare(people[2]), "prepare_event_registration",
+    assert prepare(people[0], as_json=as_json).status_code == 200
+    assert prepare(people[1], email="ANN@example.com", as_json=as_json).status_code == 200
+    body = assert_refused(prepare(people[2], as_json=as_json), "prepare_event_registration",
                           "with this e-mail address")
     assert "a day" in body["nextAction"]
-    assert prepare(people[2], email="bo@example.com").status_code == 200
-    assert prepare(people[2], event="evt-agent-testing").status_code == 200  # another event
+    assert prepare(people[2], email="bo@example.com", as_json=as_json).status_code == 200
+    assert prepare(people[2], event="evt-agent-testing", as_json=as_json).status_code == 200
 
 
 def test_registrations_for_one_event_are_bounded_per_address(app, send):

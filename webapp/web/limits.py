@@ -36,6 +36,8 @@ from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
 from ..domain.actions.registrations import prepare_event_registration
+from ..webmcp.inputs import InputError
+from ..webmcp.inputs import read_input
 from ..webmcp.routes import current_role
 from ..webmcp.text import Text
 from .visitors import cookie_visitor
@@ -70,10 +72,14 @@ def event_address_key() -> str:
 
 
 def event_email_key() -> str:
-    """The event of the request's address, and the e-mail address the form gives (as a digest:
-    no e-mail address reaches the limiter's storage). Case does not make another address."""
-    email = str(request.form.get("email", "")).strip().casefold()
-    return f"event:{_event_id()}:email:{digest(email)}"
+    """The event of the request's address, and the e-mail address the input gives, from a form
+    or a JSON body alike (as a digest: no e-mail address reaches the limiter's storage). Case
+    does not make another address."""
+    try:
+        email = str(read_input().get("email", ""))
+    except InputError:  # not even readable: refused as invalid_input after this count
+        email = ""
+    return f"event:{_event_id()}:email:{digest(email.strip().casefold())}"
 
 
 def digest(text: str) -> str:
