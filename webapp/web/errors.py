@@ -16,7 +16,6 @@ from flask import request
 from flask import url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from flask_babel import ngettext
 from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from limits import RateLimitItem
@@ -69,18 +68,21 @@ def same_site_path(path: str, query: str = "") -> str:
     return f"{path}?{query}" if query else path
 
 
+# How long a rate limit's window lasts, by its unit: one of them, and several.
+WINDOWS = {
+    "second": (_l("a second"), _l("%(num)s seconds")),
+    "minute": (_l("a minute"), _l("%(num)s minutes")),
+    "hour": (_l("an hour"), _l("%(num)s hours")),
+    "day": (_l("a day"), _l("%(num)s days")),
+    "month": (_l("a month"), _l("%(num)s months")),
+    "year": (_l("a year"), _l("%(num)s years")),
+}
+
+
 def window(limit: RateLimitItem) -> str:
     """How long a rate limit's budget lasts, in words ("a minute", "an hour", "2 days")."""
-    count = limit.multiples
-    words = {
-        "second": ngettext("a second", "%(num)d seconds", count),
-        "minute": ngettext("a minute", "%(num)d minutes", count),
-        "hour": ngettext("an hour", "%(num)d hours", count),
-        "day": ngettext("a day", "%(num)d days", count),
-        "month": ngettext("a month", "%(num)d months", count),
-        "year": ngettext("a year", "%(num)d years", count),
-    }
-    return words[limit.GRANULARITY.name]
+    one, several = WINDOWS[limit.GRANULARITY.name]
+    return str(one) if limit.multiples == 1 else str(several) % {"num": limit.multiples}
 
 
 def error_heading(result: ToolResult) -> str:
