@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 from bs4 import BeautifulSoup
 from helpers import attribute
+from helpers import page_address
 
 from webapp import create_app
 from webapp.config import SITE_ROOT as PROJECT_ROOT
@@ -74,7 +75,7 @@ def test_personal_pages_and_pages_holding_tokens_are_never_stored(visitor):
                             {"attendee_name": "Ann Lee", "email": "ann@example.com"},
                             follow_redirects=True)
     assert 'name="confirmation_token"' in prepared.get_data(as_text=True)
-    answers = [visitor.get(url) for url in (
+    answers = [visitor.get(page_address(url)) for url in (
         "/registrations", f"/registrations/{registration}", "/saved",
         "/events/evt-webmcp-intro/register",
         "/events/evt-webmcp-intro",  # its save form holds the session's CSRF token
@@ -85,16 +86,37 @@ def test_personal_pages_and_pages_holding_tokens_are_never_stored(visitor):
 
 
 @pytest.mark.parametrize(("url", "cache_control"), [
-    ("/events", "public, max-age=60"),
-    ("/events?query=webmcp&location=taipei", "public, max-age=60"),
+    ("/en/events", "public, max-age=60"),
+    ("/zh-TW/events?query=webmcp&location=taipei", "public, max-age=60"),
     ("/openapi.json", "public, max-age=3600"),
-    ("/events?page=0", PERSONAL),  # an error: not worth keeping
-    ("/no-such-page", PERSONAL),
+    ("/en/events?page=0", PERSONAL),  # an error: not worth keeping
+    ("/en/no-such-page", PERSONAL),
     ("/health", PERSONAL),  # a monitor must reach the app itself
 ])
 def test_public_answers_say_how_long_they_may_be_kept(client, url, cache_control):
+    client.get(url)  # a first visit to a language sets its cookie (see the next test)
     for headers in ({}, {"Accept": "application/json"}, {"HX-Request": "true"}):
         assert client.get(url, headers=headers).headers["Cache-Control"] == cache_control
+
+
+def test_an_answer_that_sets_a_cookie_is_never_public(client):
+    """A shared cache would hand the cookie to everyone (here: the visitor's language)."""
+    first = client.get("/zh-TW/events")
+    assert "language=zh-TW" in first.headers["Set-Cookie"]
+    assert first.headers["Cache-Control"] == PERSONAL
+    assert client.get("/zh-TW/events").headers["Cache-Control"] == "public, max-age=60"
+
+
+def test_a_neutral_address_is_public_where_it_answers_and_never_where_it_redirects(client):
+    """JSON and partials are answered at the language-neutral address (they vary by the
+    language asked for); a page asked for there is only a redirect to the visitor's language."""
+    for headers in ({"Accept": "application/json"}, {"HX-Request": "true"}):
+        answer = client.get("/events", headers=headers)
+        assert answer.status_code == 200
+        assert answer.headers["Cache-Control"] == "public, max-age=60"
+        assert "Accept-Language" in answer.headers["Vary"]
+    redirect = client.get("/events")
+    assert redirect.status_code == 302 and redirect.headers["Cache-Control"] == PERSONAL
 
 
 def test_static_files_are_kept_for_a_year(client):
