@@ -323,3 +323,14 @@ def test_trusted_proxies_is_a_count(tmp_path):
     with pytest.raises(ValueError, match="TRUSTED_PROXIES"):
         create_app({"SECRET_KEY": "x", "DATABASE": str(tmp_path / "db.sqlite"),
                     "TRUSTED_PROXIES": -1})
+
+
+def test_the_refusal_is_in_the_language_of_the_request(app):
+    """Which budget, and how long it lasts, in the visitor's words (the status stays)."""
+    app.config["RATELIMIT_NEW_VISITORS_PER_ADDRESS"] = "1 per hour"
+    first, second = Visitor(app), Visitor(app)
+    assert first.post(f"/zh-TW/events/{EVENT}/save", headers=JSON).status_code == 200
+    body = second.post(f"/zh-TW/events/{EVENT}/save", headers=JSON).get_json()
+    assert body["status"] == "rate_limited"
+    assert body["message"] == "短時間內來自你的網路的新工作階段太多了。請稍後再試。"
+    assert "最多 一小時" in body["nextAction"]
