@@ -4,14 +4,15 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-shifted install catalogs translations browser static lint bench wrk clean
+.PHONY: run test test-shifted install catalogs translations browser nginx static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
 	$(BIN)/gunicorn
 
-## Install everything (Chromium included), run the whole test suite, then the shifted-clock runs
-test: install browser static lint
+## Install everything (Chromium and nginx included), run the whole test suite, then the
+## shifted-clock runs
+test: install browser nginx static lint
 	$(BIN)/pytest
 	@$(MAKE) --no-print-directory test-shifted
 
@@ -67,6 +68,12 @@ translations: $(VENV)/.installed
 browser:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 	@chromium --version 2>/dev/null | grep -q Chromium || { echo "chromium is not usable" >&2; exit 1; }
+
+# Debian's nginx runs in front of gunicorn in the production setup (deploy/), and its test
+# starts it from a temporary folder on loopback ports; it is never used as a service here.
+nginx:
+	@command -v nginx >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y nginx; }
+	@nginx -v 2>&1 | grep -q nginx/ || { echo "nginx is not usable" >&2; exit 1; }
 
 # Precompressed copies let WhiteNoise serve static files gzipped without compressing per request.
 static: install

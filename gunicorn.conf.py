@@ -1,4 +1,9 @@
-"""gunicorn settings for `make run`; environment variables override the defaults."""
+"""gunicorn settings for `make run` and for production behind nginx (deploy/nginx.conf);
+environment variables override the defaults.
+
+In production gunicorn listens on loopback only and nginx faces the clients: it buffers whole
+requests and answers, so a slow client never holds one of the threads below.
+"""
 
 import multiprocessing
 import os
@@ -11,7 +16,12 @@ worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", 4))
 timeout = 30
 graceful_timeout = 20
+# Longer than nginx keeps an idle upstream connection (4 s): nginx never sends a request on a
+# connection gunicorn is closing.
 keepalive = 5
+# The app alone decides which proxy headers to believe (FLASK_TRUSTED_PROXIES, werkzeug's
+# ProxyFix): gunicorn takes no scheme from X-Forwarded-Proto, even from loopback.
+forwarded_allow_ips = ""
 accesslog = "-"
 errorlog = "-"
 # Never load the app in the master: no database connection may cross fork().

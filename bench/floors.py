@@ -20,12 +20,12 @@ from zoneinfo import ZoneInfo
 from helpers import HTMX
 from helpers import JSON
 
-from webapp.config import SEARCH_COUNT_CAP
 from webapp.config import SITE_TIMEZONE as DEFAULT_SITE_TIMEZONE
 from webapp.datasets.synthetic import COMMON_WORD
 from webapp.datasets.synthetic import RARE_TOPICS
 from webapp.domain.actions.events import event_query
 from webapp.domain.schemas import PAGE_SIZE
+from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.domain.schemas import SearchEventsInput
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import SQLiteStorage

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from webapp.config import SEARCH_COUNT_CAP
 from webapp.domain.schemas import PAGE_SIZE
+from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.storage.sqlite import SQLiteStorage
 
 from .floors import ENDPOINTS

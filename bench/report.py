@@ -126,6 +126,15 @@ def render(results: dict[str, Any]) -> str:
                        spread_text(row["responseStartMs"], 0),
                        spread_text(row["responseEndMs"], 0)]
                       for row in results["timeToTools"]]))
+    deep = results["pages"]
+    last = deep["lastPage"]
+    out.append(table(f"7. Deep pages (100 000 events, concurrency 1; ms): page 1 and page {last}, "
+                     f"the last one a search shows (page {last + 1} and on answer "
+                     "invalid_input)",
+                     ["search", "page 1 p50", f"page {last} p50", f"page {last} ÷ page 1"],
+                     [[("► " if row["search"] == deep["costliest"] else "") + row["search"],
+                       spread_text(row["firstPageP50Ms"]), spread_text(row["lastPageP50Ms"]),
+                       spread_text(row["lastOverFirst"], 1)] for row in deep["rows"]]))
     plans = ["Query plans at 100 000 events (EXPLAIN QUERY PLAN of the page, then the count)"]
     for entry in results["plans"]:
         plans.append(f"{entry['path']}  →  {entry['plan']}")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from helpers import Visitor
 from helpers import english
+from servers import ONE_ADDRESS_CROWD
 from shifted_clock.sitecustomize import DESTINATION
 from shifted_clock.sitecustomize import SITE_ZONE
 from suite_clock import Clock
@@ -80,7 +81,7 @@ def app(tmp_path, clock, app_config):
         "DATABASE": str(tmp_path / "events.sqlite"),
         "CLOCK": clock,
         # Limits stay on in tests, high enough that no flow test meets them.
-        "RATELIMIT_WRITES": "1000 per minute",
+        **ONE_ADDRESS_CROWD,
         **app_config,
     })
     with app.app_context():

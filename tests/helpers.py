@@ -153,11 +153,14 @@ def write_lock_held(database: Path) -> Iterator[None]:
 
 
 class Visitor:
-    """One browser: its own cookies, the CSRF token its pages carry, and shortcuts."""
+    """One browser: its own cookies, the CSRF token its pages carry, and shortcuts; `address`
+    is the one it connects from (the test client's default is 127.0.0.1)."""
 
-    def __init__(self, app):
+    def __init__(self, app, address: str | None = None):
         self.client = english(app.test_client())
-        self._csrf = None
+        if address is not None:
+            self.client.environ_base["REMOTE_ADDR"] = address
+        self._csrf: str | None = None
 
     @property
     def csrf(self) -> str:

@@ -4,6 +4,9 @@ with a fresh database, and a small HTTP client that keeps its own cookies.
 
 from __future__ import annotations
 
+import functools
+import getpass
+import http.client
 import http.cookiejar
 import json
 import os
@@ -26,7 +29,13 @@ from helpers import JSON
 from helpers import PROJECT_ROOT
 from helpers import TOKEN_FIELD
 
+from webapp.web.limits import BUDGETS
+
 GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
+# Every client of a test (or of a benchmark's load) comes from one address: limits high enough
+# that the many people it plays are not one client. Tests of the limits set their own (None:
+# the defaults).
+ONE_ADDRESS_CROWD = {budget.setting: "10000000 per minute" for budget in BUDGETS}
 
 
 def free_port() -> int:
@@ -49,7 +58,9 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
     wanted: dict[str, str | None] = {
         **os.environ, "FLASK_DATABASE": str(database), "FLASK_SECRET_KEY": "server test secret",
         "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers),
-        "GUNICORN_THREADS": str(threads), **(env or {})}
+        "GUNICORN_THREADS": str(threads),
+        **{f"FLASK_{setting}": limit for setting, limit in ONE_ADDRESS_CROWD.items()},
+        **(env or {})}
     environment = {name: value for name, value in wanted.items() if value is not None}
     log = log or database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
@@ -62,13 +73,79 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
         wait_until_ready(log, workers, process)
         yield base, process
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         output.close()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (gunicorn finishes what it is doing; nginx shuts down at once, slow connections
+    or not), then SIGKILL if it is still there after 30 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+NGINX_CONFIG = PROJECT_ROOT / "deploy" / "nginx.conf"
+
+
+def nginx_config(directory: Path, port: int, upstream: int) -> str:
+    """deploy/nginx.conf with its host lines pointed at `directory` and loopback ports.
+
+    Every other line is the production file's, except the client timeouts, lengthened so that
+    a test's slow connections stay open however slowly this machine runs.
+    """
+    config = NGINX_CONFIG.read_text()
+    for line, replacement in {
+        "user www-data;": f"user {getpass.getuser()};",  # ignored unless started as root
+        "error_log /var/log/nginx/error.log;": f"error_log {directory}/error.log;",
+        "access_log /var/log/nginx/access.log;": f"access_log {directory}/access.log;",
+        "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
+        "listen 80;": f"listen 127.0.0.1:{port};",
+        "alias /srv/webmcp-events/static/;": f"alias {PROJECT_ROOT}/static/;",
+        "client_header_timeout 10s;": "client_header_timeout 300s;",
+        "client_body_timeout 10s;": "client_body_timeout 300s;",
+    }.items():
+        assert config.count(line) == 1, f"deploy/nginx.conf no longer says {line!r} once"
+        config = config.replace(line, replacement)
+    return config
+
+
+@contextmanager
+def nginx(directory: Path, upstream: int) -> Iterator[str]:
+    """Debian's nginx with deploy/nginx.conf, in front of the server on port `upstream`, until
+    the block ends; yields its base URL."""
+    port = free_port()
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / "nginx.conf"
+    config.write_text(nginx_config(directory, port, upstream))
+    log = open(directory / "nginx.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        ["nginx", "-p", str(directory), "-c", str(config), "-e", str(directory / "error.log"),
+         "-g", f"daemon off; pid {directory}/nginx.pid;"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_listening(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+        log.close()
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 30
+                         ) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
 
 
 def wait_until_up(base: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
@@ -150,13 +227,31 @@ class Answer:
         return json.loads(self.text)
 
 
-class HttpVisitor:
-    """One visitor of a real server: its own cookie jar and CSRF token."""
+class FromAddress(urllib.request.HTTPHandler):
+    """Connects from a chosen local address: on Linux any of 127.0.0.0/8 reaches a server on
+    127.0.0.1, so one machine can play clients at many addresses."""
 
-    def __init__(self, base: str):
+    def __init__(self, address: str):
+        super().__init__()
+        self.address = address
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(http.client.HTTPConnection,
+                                              source_address=(self.address, 0)), req)
+
+
+class HttpVisitor:
+    """One visitor of a real server: its own cookie jar and CSRF token, and the loopback
+    address it connects from (`source`; by default the system's choice, 127.0.0.1)."""
+
+    def __init__(self, base: str, source: str | None = None):
         self.base = base
         self.cookies = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+        handlers: list[urllib.request.BaseHandler] = [
+            urllib.request.HTTPCookieProcessor(self.cookies)]
+        if source is not None:
+            handlers.append(FromAddress(source))
+        self.opener = urllib.request.build_opener(*handlers)
         self.csrf: str | None = None
 
     def request(self, method: str, path: str, data: dict[str, str] | None = None,

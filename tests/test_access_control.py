@@ -141,6 +141,38 @@ def test_another_visitors_things_are_not_found(tally, app, owner, other_visitor)
     assert save_button.get_text(strip=True) == "Save for later"
 
 
+# -- only people confirm ---------------------------------------------------------------------
+
+AGENT = "WebMCP-Agent-Invoked"
+
+
+def test_human_only_steps_refuse_a_request_marked_as_an_agents(tally, app, owner):
+    """The bridge marks only submits of tool forms: a confirm form (or any human-only step)
+    marked as an agent's call is refused with its own token, whoever sent it, and the token
+    still works for the person (DESIGN.md §3)."""
+    attempts = [
+        ("/registrations/confirm", {"confirmation_token": owner.register_token},
+         "confirm_registration"),
+        (f"/registrations/{owner.registration}/cancel",
+         {"confirmation_token": owner.cancel_token}, "confirm_cancellation"),
+        ("/saved/evt-agent-testing/remove", {}, "remove_saved_event"),
+    ]
+    for url, data, action in attempts:
+        for rendering, headers in RENDERINGS.items():
+            with Unchanged(app, tally):
+                response = owner.post(url, data, headers={**headers, AGENT: "true"})
+            refused(tally, response, rendering, "invalid_input", 403, action)
+            envelope = envelope_of(response, rendering)
+            assert "for people" in envelope["errors"]["_schema"][0]
+            assert "press the button" in envelope["nextAction"]
+    assert owner.confirm_registration(owner.register_token).status_code == 201
+    assert owner.confirm_cancellation(owner.registration, owner.cancel_token).status_code == 200
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        refusals = conn.execute("SELECT action FROM activity WHERE source = 'agent' "
+                                "AND status = 'invalid_input'").fetchall()
+    assert len(refusals) == 3 * len(RENDERINGS)  # the person sees what their agent tried
+
+
 # -- confirmation tokens: bound to visitor, action and target; single-use; five minutes -------
 
 TOKEN_MISUSES = [

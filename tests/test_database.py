@@ -124,8 +124,42 @@ def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor,
     visitor.prepare_registration("evt-agent-testing")
     result = runner.invoke(args=["prune", "--activity-days", "1"])
     assert result.exit_code == 0, result.output
-    assert "Removed 1 expired confirmation(s) and 2 activity line(s)." in result.output
+    assert ("Removed 1 expired confirmation(s), 2 activity line(s) and 0 ended visitor "
+            "session(s).") in result.output
     with sql.connect(app.config["DATABASE"]) as conn:
         assert conn.execute("SELECT count(*) FROM confirmations").fetchone()[0] == 1
         assert [row[0] for row in conn.execute("SELECT action FROM activity")] == [
             "save_event", "prepare_event_registration"]
+
+
+def table_counts(app) -> dict[str, int]:
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("visitors", "saved_events", "registrations", "confirmations",
+                              "activity")}
+
+
+def test_prune_removes_ended_visitors_with_nothing_active(app, runner, clock):
+    """Every first write makes a visitor; those whose session ended with no active
+    registration go, with everything that was theirs. Seats on an event's list stay."""
+    from helpers import Visitor
+    saver, canceller, attendee, active = (Visitor(app) for _ in range(4))
+    saver.save()
+    registration = canceller.register()
+    _, token = canceller.prepare_cancellation(registration["id"])
+    assert canceller.confirm_cancellation(registration["id"], token).status_code == 200
+    attendee.register("evt-agent-testing")
+    clock.advance(seconds=app.config["VISITOR_TTL"] + 1)  # all three sessions have ended
+    active.save()  # a visitor whose session goes on
+    before = table_counts(app)
+    result = runner.invoke(args=["prune"])
+    assert result.exit_code == 0, result.output
+    assert "2 ended visitor session(s)" in result.output
+    after = table_counts(app)
+    assert after["visitors"] == before["visitors"] - 2 == 2  # the attendee, the active one
+    assert after["saved_events"] == 1  # the active visitor's
+    assert after["registrations"] == 1  # the attendee's seat; the cancelled one went
+    assert after["confirmations"] == 0 and after["activity"] == 3
+    assert active.save("evt-agent-testing")["status"] == "success"
+    again = runner.invoke(args=["prune"])
+    assert "0 ended visitor session(s)" in again.output

@@ -38,7 +38,8 @@ EVENTS = ["evt-webmcp-intro", "evt-agent-testing", "evt-semantic-html", "evt-mal
 RENDERINGS = {**THREE_RENDERINGS, "agent": {**HTMX, "WebMCP-Agent-Invoked": "true"}}
 STATUSES = {status.word: status for status in Status}
 # HTTP codes a status may be sent with besides its own (DESIGN.md §4).
-OTHER_CODES = {"success": {201}, "invalid_input": {400, 405, 413}}
+# 403: a human-only step (a confirm form) refuses a request marked as an agent's call.
+OTHER_CODES = {"success": {201}, "invalid_input": {400, 403, 405, 413}}
 ENVELOPE_TYPES = {"action": str, "status": str, "message": str, "retryable": bool,
                   "data": dict, "errors": dict, "nextAction": str, "requiresUserDecision": bool,
                   "appliedFilters": dict, "constraintsRelaxed": bool, "untrustedContent": dict}
@@ -160,7 +161,8 @@ class Fuzzer:
     def get(self, path: str, params: list[tuple[str, str]], rendering: str) -> dict[str, Any]:
         query = urllib.parse.urlencode(params)
         url = f"{path}?{query}" if query else path
-        return self.send("get", url, rendering, sent=[path, *(v for _, v in params)])
+        # Field names are echoed too (an unknown field is named in its error).
+        return self.send("get", url, rendering, sent=[path, *(f"{k} {v}" for k, v in params)])
 
     def post(self, path: str, body: dict[str, Any], rendering: str, as_json: bool, csrf: str
              ) -> dict[str, Any]:
@@ -307,7 +309,7 @@ def test_search_events_query_strings(fuzzer, fields, repeat, rendering):
 def test_event_pages_with_hostile_path_segments(fuzzer, segment, quoted, fields, rendering):
     path = f"/events/{path_segment(segment, quoted)}"
     fuzzer.send("get", path + "?" + urllib.parse.urlencode(as_params(fields, None)),
-                rendering, sent=[segment, *map(str, fields.values())])
+                rendering, sent=[segment, *(f"{k} {v}" for k, v in fields.items())])
 
 
 @fuzz(200)

@@ -60,8 +60,11 @@ def test_posts_document_the_csrf_token(document):
 def test_status_codes_follow_the_envelope_statuses(document):
     """Each response names the statuses it carries, at their HTTP codes (DESIGN.md §4)."""
     extra = {"405": "invalid_input (wrong method)", "413": "invalid_input (body too large)",
-             "201": "success"}
+             "201": "success",
+             "403": "invalid_input (marked as an agent's call: only a person submits this)"}
     for _, _, operation in operations(document):
+        # Human-only steps refuse a request marked as an agent's call; tools never do.
+        assert ("403" in operation["responses"]) is (operation["tags"] == ["human-only"])
         for code, response in operation["responses"].items():
             if code == "303":
                 continue

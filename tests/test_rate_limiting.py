@@ -1,7 +1,11 @@
-"""Rate limiting attacks: a burst of writes from one client answers 429 `rate_limited`.
+"""Rate limiting attacks: a burst of writes from one client answers 429 `rate_limited`, and
+so do many clients at one address past its ceiling, reads past an address's budget, and
+registrations for one event past their budget per address and per e-mail.
 
-The budget here is lowered to BUDGET writes a minute (tests/conftest.py keeps limits on but
-high for every other module).
+The budget of each client is lowered here to BUDGET writes a minute; a test that meets another
+budget lowers that one (the app reads them at each request). tests/conftest.py keeps every
+limit on but high for the other modules. Addresses other than 127.0.0.1 are documentation
+addresses (RFC 5737).
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ def test_every_write_route_shares_one_budget_and_writes_nothing_when_limited(sen
     assert saved_rows(app) == before
 
 
-def test_reads_are_never_limited(send, visitor):
+def test_spent_writes_leave_reads_alone(send, visitor):
     spend_budget(send, visitor)
     for _ in range(BUDGET * 3):
         assert visitor.get("/en/events?query=webmcp", headers=JSON).status_code == 200
@@ -171,3 +175,162 @@ def test_the_environment_chooses_the_counters_storage(tmp_path, monkeypatch):
     monkeypatch.setenv("FLASK_RATELIMIT_STORAGE_URI", "nosuch://counters.example")
     with pytest.raises(ConfigurationError, match="nosuch://"):
         create_app()
+
+
+# -- budgets per address and per event
+
+
+def assert_refused(response, action, says):
+    """A 429 envelope naming the budget it met (`says`) and how long that budget lasts."""
+    body = response.get_json()
+    assert response.status_code == 429, body
+    assert body["status"] == "rate_limited" and body["action"] == action
+    assert says in body["message"] and body["retryable"] is True
+    assert int(response.headers["Retry-After"]) > 0
+    return body
+
+
+def test_an_address_has_a_ceiling_over_all_its_sessions(app, send):
+    """A new session costs one GET: without a ceiling per address one machine would have a
+    budget per session it opens."""
+    app.config["RATELIMIT_WRITES_PER_ADDRESS"] = "5 per minute"
+    sessions = [Visitor(app) for _ in range(6)]
+    answers = [send(session, f"/events/{EVENT}/save", headers=JSON) for session in sessions]
+    assert [a.status_code for a in answers] == [200] * 5 + [429]
+    assert_refused(answers[-1], "save_event", "from your network")
+    elsewhere = Visitor(app, address="198.51.100.7")
+    assert send(elsewhere, f"/events/{EVENT}/save", headers=JSON).status_code == 200
+
+
+def test_new_visitors_are_bounded_per_address_and_existing_ones_go_on(app, send):
+    app.config["RATELIMIT_NEW_VISITORS_PER_ADDRESS"] = "2 per hour"
+    known = [Visitor(app) for _ in range(2)]
+    for visitor in known:
+        assert send(visitor, f"/events/{EVENT}/save", headers=JSON).status_code == 200
+    newcomer = Visitor(app)
+    body = assert_refused(send(newcomer, f"/events/{EVENT}/save", headers=JSON), "save_event",
+                          "new sessions")
+    assert "an hour" in body["nextAction"]
+    for visitor in known:  # they have a visitor already: their writes start none
+        assert send(visitor, "/events/evt-agent-testing/save", headers=JSON).status_code == 200
+    assert visitor_count(app) == 2
+
+
+def visitor_count(app) -> int:
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        count: int = conn.execute("SELECT count(*) FROM visitors").fetchone()[0]
+        return count
+
+
+def test_reads_have_a_generous_budget_per_address(app, client):
+    app.config["RATELIMIT_READS_PER_ADDRESS"] = "3 per minute"
+    statuses = [client.get("/events", headers=JSON).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    assert_refused(client.get(f"/events/{EVENT}", headers=JSON), "get_event_details",
+                   "from your network")
+    for _ in range(5):  # monitors probe health however often they need
+        assert client.get("/health").status_code == 200
+    other = Visitor(app, address="198.51.100.7")
+    assert other.get("/events", headers=JSON).status_code == 200
+
+
+REGISTERED = "evt-design-tokens-taipei"
+
+
+def prepare(visitor, email="ann@example.com", event=REGISTERED, as_json=False):
+    """Prepare a registration from a form body, or a JSON one (as an MCP client would)."""
+    fields = {"attendee_name": "Ann Lee", "email": email}
+    if as_json:
+        return visitor.client.post(f"/events/{event}/register", json=fields,
+                                   headers={**JSON, "X-CSRFToken": visitor.csrf})
+    return visitor.post(f"/events/{event}/register", fields, headers=JSON)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["form", "json"])
+def test_registrations_for_one_event_are_bounded_per_email(app, send, as_json):
+    """However many sessions and addresses: one e-mail address prepares few registrations for
+    one event (each seat needs one), and its case makes no other address."""
+    app.config["RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL"] = "2 per day"
+    people = [Visitor(app, address=f"198.51.100.{n}") for n in range(1, 4)]
+    assert prepare(people[0], as_json=as_json).status_code == 200
+    assert prepare(people[1], email="ANN@example.com", as_json=as_json).status_code == 200
+    body = assert_refused(prepare(people[2], as_json=as_json), "prepare_event_registration",
+                          "with this e-mail address")
+    assert "a day" in body["nextAction"]
+    assert prepare(people[2], email="bo@example.com", as_json=as_json).status_code == 200
+    assert prepare(people[2], event="evt-agent-testing", as_json=as_json).status_code == 200
+
+
+def test_registrations_for_one_event_are_bounded_per_address(app, send):
+    app.config["RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS"] = "2 per hour"
+    household = [Visitor(app) for _ in range(3)]
+    assert prepare(household[0], "a@example.com").status_code == 200
+    assert prepare(household[1], "b@example.com").status_code == 200
+    assert_refused(prepare(household[2], "c@example.com"), "prepare_event_registration",
+                   "from your network")
+    assert prepare(household[2], "c@example.com", event="evt-agent-testing").status_code == 200
+    neighbour = Visitor(app, address="198.51.100.7")
+    assert prepare(neighbour, "d@example.com").status_code == 200
+
+
+def test_other_writes_do_not_spend_the_registration_budgets(app, send):
+    app.config["RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS"] = "1 per hour"
+    app.config["RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL"] = "1 per hour"
+    visitor = Visitor(app)
+    assert send(visitor, f"/events/{REGISTERED}/save", headers=JSON).status_code == 200
+    assert prepare(visitor).status_code == 200
+
+
+# -- the client's address behind proxies
+
+
+def app_behind(tmp_path, clock, proxies: int):
+    """An app behind `proxies` trusted proxies, allowing each address one read a minute."""
+    return create_app({"TESTING": True, "SECRET_KEY": "proxies", "CLOCK": clock,
+                       "DATABASE": str(tmp_path / "events.sqlite"), "TRUSTED_PROXIES": proxies,
+                       "RATELIMIT_READS_PER_ADDRESS": "1 per minute"})
+
+
+def read_as(client, forwarded_for: str) -> int:
+    status: int = client.get("/events", headers={**JSON, "X-Forwarded-For": forwarded_for}
+                             ).status_code
+    return status
+
+
+@pytest.mark.parametrize(("proxies", "client_writes"), [
+    # no proxy trusted: the header is the client's own words (the address is the connection's)
+    (0, ["192.0.2.1", "192.0.2.2", "192.0.2.3"]),
+    # one proxy appends the address it saw: what the client wrote before it changes nothing
+    (1, ["192.0.2.1, 203.0.113.9", "192.0.2.2, 203.0.113.9", "203.0.113.9"]),
+])
+def test_a_client_cannot_choose_its_address(tmp_path, clock, proxies, client_writes):
+    client = app_behind(tmp_path, clock, proxies).test_client()
+    assert [read_as(client, header) for header in client_writes] == [200, 429, 429]
+
+
+@pytest.mark.parametrize("proxies", [1, 2])
+def test_clients_behind_trusted_proxies_are_told_apart(tmp_path, clock, proxies):
+    """Every request comes from the proxy (127.0.0.1); the address the outermost trusted
+    proxy saw is the client's."""
+    client = app_behind(tmp_path, clock, proxies).test_client()
+    inner_hops = ", 10.0.0.2" * (proxies - 1)  # a second proxy appends the first one's address
+    first, second = (f"{address}{inner_hops}" for address in ("203.0.113.1", "203.0.113.2"))
+    assert [read_as(client, first), read_as(client, second), read_as(client, first)] == [
+        200, 200, 429]
+
+
+def test_trusted_proxies_is_a_count(tmp_path):
+    with pytest.raises(ValueError, match="TRUSTED_PROXIES"):
+        create_app({"SECRET_KEY": "x", "DATABASE": str(tmp_path / "db.sqlite"),
+                    "TRUSTED_PROXIES": -1})
+
+
+def test_the_refusal_is_in_the_language_of_the_request(app):
+    """Which budget, and how long it lasts, in the visitor's words (the status stays)."""
+    app.config["RATELIMIT_NEW_VISITORS_PER_ADDRESS"] = "1 per hour"
+    first, second = Visitor(app), Visitor(app)
+    assert first.post(f"/zh-TW/events/{EVENT}/save", headers=JSON).status_code == 200
+    body = second.post(f"/zh-TW/events/{EVENT}/save", headers=JSON).get_json()
+    assert body["status"] == "rate_limited"
+    assert body["message"] == "短時間內來自你的網路的新工作階段太多了。請稍後再試。"
+    assert "最多 一小時" in body["nextAction"]

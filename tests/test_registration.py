@@ -175,6 +175,35 @@ def test_bad_registration_input(app, visitor, data, field):
     assert registrations_in_db(app) == []
 
 
+@pytest.mark.parametrize(("name", "named"), [
+    ("Ann\x00Lee", "U+0000"),  # NUL
+    ("Ann\x07", "U+0007"),  # a bell: controls inside a name
+    ("\u202eeeL nnA", "U+202E RIGHT-TO-LEFT OVERRIDE"),  # shows as "Ann Leee"
+    ("Ann \u2066Lee\u2069", "U+2066 LEFT-TO-RIGHT ISOLATE"),
+    ("Ann\u200bLee", "U+200B ZERO WIDTH SPACE"),  # looks like "AnnLee", is not
+    ("Ann\ufeffLee", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+    ("Ann\u2028Lee", "U+2028 LINE SEPARATOR"),
+])
+def test_names_with_invisible_characters_are_refused(app, visitor, name, named):
+    """What an organizer reads on the attendee list is what the person typed: no character
+    that hides, or reorders, the others."""
+    response = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": name, "email": "ann@example.com"}, headers=JSON)
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == {"attendee_name": [
+        f"Remove the invisible character {named}: use only characters people can see "
+        "(no control, direction-changing or zero-width characters)."]}
+    assert registrations_in_db(app) == []
+
+
+@pytest.mark.parametrize("name", ["王小明", "Zoë O'Brien-Smith", "José María Núñez",
+                                  "Nguyễn Thị Minh Khai", "李 大同 (Tony)", "علي"])
+def test_names_in_any_script_are_welcome(visitor, name):
+    prepared, token = visitor.prepare_registration(name=name)
+    assert prepared["status"] == "confirmation_required" and token
+    assert prepared["data"]["review"]["attendeeName"] == name
+
+
 @pytest.mark.parametrize("event_id", ["evt-no-such-event", "0"])
 def test_preparing_for_no_such_event_answers_alike_in_every_rendering(visitor, event_id):
     """No event, so no form to show again: every rendering carries the same answer."""

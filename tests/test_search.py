@@ -14,6 +14,13 @@ from helpers import page_address
 from helpers import the_jsonld
 from helpers import three_answers
 
+from webapp.clock import site_timezone
+from webapp.datasets.synthetic import generate_events
+from webapp.domain.schemas import LAST_PAGE
+from webapp.domain.schemas import PAGE_SIZE
+from webapp.domain.schemas import SEARCH_COUNT_CAP
+from webapp.storage.connection import get_db
+
 TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
 SUMMARY_KEYS = {"id", "url", "title", "summary", "startsAt", "location", "price", "level"}
 
@@ -189,15 +196,58 @@ def test_pages_of_ten(client):
     assert "past the last page" in past_the_end["message"]
 
 
-def test_count_is_exact_up_to_the_cap_then_flagged(app, client):
-    _, exact = search(client)
+def test_count_is_exact_up_to_the_cap_then_flagged(client, many_events):
+    _, exact = search(client, location="online")
     assert exact["data"]["countCapped"] is False
-    app.config["SEARCH_COUNT_CAP"] = 5
+    assert exact["data"]["count"] < SEARCH_COUNT_CAP
     _, capped = search(client)
-    assert capped["data"]["count"] == 5
+    assert capped["data"]["count"] == SEARCH_COUNT_CAP
     assert capped["data"]["countCapped"] is True
     assert capped["data"]["hasMore"] is True
-    assert capped["message"].startswith("Found more than 5")
+    assert capped["message"].startswith(f"Found more than {SEARCH_COUNT_CAP}")
+
+
+@pytest.fixture
+def many_events(app, clock):
+    """More upcoming events than a search counts (synthetic ones beside the sample events)."""
+    with app.app_context():
+        get_db().add_events(event for event in generate_events(
+            4 * SEARCH_COUNT_CAP, seed=5, now=clock(), timezone=site_timezone())
+            if event.starts_at > clock())
+
+
+def test_no_page_past_what_the_capped_count_can_show(client, many_events):
+    """Every search reads at most SEARCH_COUNT_CAP events: the page after the last one the
+    count can fill is refused, naming the last page, however many events match."""
+    assert LAST_PAGE == 10  # 100 counted, 10 a page
+    _, last = search(client, page=LAST_PAGE)
+    assert last["status"] == "success" and len(last["data"]["events"]) == PAGE_SIZE
+    assert last["data"]["countCapped"] is True
+    assert last["data"]["hasMore"] is False  # more match, but no page shows them
+    assert "last page" in last["message"] and "filters" in last["message"]
+    for past in (LAST_PAGE + 1, 1000, 10**9):
+        code, refused = search(client, page=past)
+        assert code == 422 and refused["status"] == "invalid_input"
+        assert refused["errors"] == {"page": [
+            f"Give a page from 1 to {LAST_PAGE}: a search shows its first {SEARCH_COUNT_CAP} "
+            "matches. Add words or filters to find others."]}
+
+
+def test_the_last_page_offers_no_next_page(client, many_events):
+    soup = BeautifulSoup(client.get(f"/en/events?page={LAST_PAGE}").data, "html.parser")
+    assert soup.select_one(".pager a[rel=next]") is None
+    assert one(soup, ".pager a[rel=prev]")["href"] == f"/en/events?page={LAST_PAGE - 1}"
+    assert one(soup, ".pager input[name=page]")["max"] == str(LAST_PAGE)
+
+
+def test_a_page_past_the_last_is_refused_in_every_rendering(client):
+    """The same answer whatever the rendering, and the page control shows why."""
+    url = f"/events?page={LAST_PAGE + 1}"
+    as_json, partial, page = three_answers(client, url)
+    assert as_json.status_code == partial.status_code == page.status_code == 422
+    assert the_jsonld(partial.data) == the_jsonld(page.data) == as_json.get_json()
+    error = one(BeautifulSoup(page.data, "html.parser"), "#search_events-page-error")
+    assert f"from 1 to {LAST_PAGE}" in error.get_text()
 
 
 def test_date_range_is_inclusive_in_the_site_time_zone(client):

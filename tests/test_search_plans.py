@@ -11,10 +11,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from suite_clock import suite_start
 
-from webapp.config import SEARCH_COUNT_CAP
 from webapp.datasets.synthetic import COMMON_WORD
 from webapp.datasets.synthetic import generate_events
 from webapp.domain.schemas import PAGE_SIZE
+from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import COMMON_TERM_THRESHOLD
 from webapp.storage.sqlite import SQLiteStorage

@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 import pytest
 from bs4 import BeautifulSoup
 from helpers import attribute
+from helpers import page_address
 
+from webapp import create_app
 from webapp.config import SITE_ROOT as PROJECT_ROOT
 
 
@@ -33,3 +35,90 @@ def test_asset_urls_carry_a_content_hash(client):
         parts = urlsplit(url)
         content = (PROJECT_ROOT / parts.path.lstrip("/")).read_bytes()
         assert parse_qs(parts.query)["v"] == [hashlib.sha256(content).hexdigest()[:12]], url
+
+
+HSTS = "Strict-Transport-Security"
+
+
+def test_https_answers_carry_hsts(client):
+    assert client.get("/events", base_url="https://localhost").headers[HSTS] == \
+        "max-age=31536000"
+    assert HSTS not in client.get("/events").headers  # browsers ignore it over plain HTTP
+
+
+@pytest.mark.parametrize(("proxies", "expected"), [(1, "max-age=31536000"), (0, None)])
+def test_the_scheme_comes_from_trusted_proxies_only(app, proxies, expected):
+    """Behind nginx the connection is plain HTTP; its X-Forwarded-Proto says what the client
+    used, and only a trusted proxy is believed."""
+    behind = create_app({**app.config, "TRUSTED_PROXIES": proxies}).test_client()
+    answer = behind.get("/events", headers={"X-Forwarded-Proto": "https",
+                                            "X-Forwarded-For": "203.0.113.9"})
+    assert answer.headers.get(HSTS) == expected
+
+
+def test_hsts_can_be_turned_off(app, client):
+    app.config["HSTS_MAX_AGE"] = 0
+    assert HSTS not in client.get("/events", base_url="https://localhost").headers
+
+
+# -- what may be cached
+
+PERSONAL = "private, no-store"
+
+
+def test_personal_pages_and_pages_holding_tokens_are_never_stored(visitor):
+    registration = visitor.register("evt-agent-testing")["id"]
+    visitor.save()
+    # Without JavaScript a prepare lands on the register page showing the review, which holds
+    # the confirmation token.
+    prepared = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann Lee", "email": "ann@example.com"},
+                            follow_redirects=True)
+    assert 'name="confirmation_token"' in prepared.get_data(as_text=True)
+    answers = [visitor.get(page_address(url)) for url in (
+        "/registrations", f"/registrations/{registration}", "/saved",
+        "/events/evt-webmcp-intro/register",
+        "/events/evt-webmcp-intro",  # its save form holds the session's CSRF token
+    )] + [prepared, visitor.post_json("/events/evt-semantic-html/save")]
+    for answer in answers:
+        assert answer.status_code == 200
+        assert answer.headers["Cache-Control"] == PERSONAL, answer.request.path
+
+
+@pytest.mark.parametrize(("url", "cache_control"), [
+    ("/en/events", "public, max-age=60"),
+    ("/zh-TW/events?query=webmcp&location=taipei", "public, max-age=60"),
+    ("/openapi.json", "public, max-age=3600"),
+    ("/en/events?page=0", PERSONAL),  # an error: not worth keeping
+    ("/en/no-such-page", PERSONAL),
+    ("/health", PERSONAL),  # a monitor must reach the app itself
+])
+def test_public_answers_say_how_long_they_may_be_kept(client, url, cache_control):
+    client.get(url)  # a first visit to a language sets its cookie (see the next test)
+    for headers in ({}, {"Accept": "application/json"}, {"HX-Request": "true"}):
+        assert client.get(url, headers=headers).headers["Cache-Control"] == cache_control
+
+
+def test_an_answer_that_sets_a_cookie_is_never_public(client):
+    """A shared cache would hand the cookie to everyone (here: the visitor's language)."""
+    first = client.get("/zh-TW/events")
+    assert "language=zh-TW" in first.headers["Set-Cookie"]
+    assert first.headers["Cache-Control"] == PERSONAL
+    assert client.get("/zh-TW/events").headers["Cache-Control"] == "public, max-age=60"
+
+
+def test_a_neutral_address_is_public_where_it_answers_and_never_where_it_redirects(client):
+    """JSON and partials are answered at the language-neutral address (they vary by the
+    language asked for); a page asked for there is only a redirect to the visitor's language."""
+    for headers in ({"Accept": "application/json"}, {"HX-Request": "true"}):
+        answer = client.get("/events", headers=headers)
+        assert answer.status_code == 200
+        assert answer.headers["Cache-Control"] == "public, max-age=60"
+        assert "Accept-Language" in answer.headers["Vary"]
+    redirect = client.get("/events")
+    assert redirect.status_code == 302 and redirect.headers["Cache-Control"] == PERSONAL
+
+
+def test_static_files_are_kept_for_a_year(client):
+    answer = client.get("/static/css/site.css")
+    assert answer.headers["Cache-Control"] == "max-age=31536000, public"

@@ -53,6 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .storage import connection
     from .web import assets
     from .web import bodies
+    from .web import caching
     from .web import compression
     from .web import errors
     from .web import events
@@ -60,6 +61,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import languages
     from .web import limits
     from .web import openapi
+    from .web import proxies
     from .web import registrations
     from .web import saved
     from .web import security
@@ -69,12 +71,17 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     bodies.init_app(app)
     connection.init_app(app, seed=seed_sample_events)
     # Limits first: a client over its budget is refused before its body is even read.
-    limits.init_app(app)
+    limiter = limits.init_app(app)
+    # Monitors probe health as often as they need, whatever else their address does.
+    limiter.exempt(health.bp)
     security.init_app(app)
+    caching.init_app(app)
     errors.init_app(app)
     WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext)
     assets.init_app(app)
     compression.init_app(app)
+    # The outermost WSGI layer: everything inside sees the client's address and scheme.
+    proxies.init_app(app)
     templating.init_app(app)
     cli.init_app(app)
     for blueprint in (events.bp, registrations.bp, saved.bp, health.bp, openapi.bp):

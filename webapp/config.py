@@ -22,7 +22,6 @@ SITE_ROOT = _PACKAGE if (_PACKAGE / "templates").is_dir() else _PACKAGE.parent
 
 # Defaults that code outside an app (benchmarks, data tools) needs too.
 DATABASE_BUSY_TIMEOUT_MS = 5000
-SEARCH_COUNT_CAP = 100
 SITE_TIMEZONE = "Asia/Taipei"
 
 
@@ -44,9 +43,6 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "SITE_TIMEZONE": SITE_TIMEZONE,
         # A visitor session ends this many seconds after its last write.
         "VISITOR_TTL": 14 * 24 * 3600,
-        # A search counts its matches exactly up to this many, then says `countCapped`: ten
-        # pages of results, and never the whole index read to count a word most events hold.
-        "SEARCH_COUNT_CAP": SEARCH_COUNT_CAP,
         # Tool inputs are a few short fields: refuse anything bigger before reading it.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         "MAX_FORM_MEMORY_SIZE": 64 * 1024,
@@ -54,18 +50,38 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "COMMIT": None,
         # The site's clock: every time the app reasons about comes from it.
         "CLOCK": real_clock,
-        # Rate limits (Flask-Limiter reads its own RATELIMIT_* settings). A person makes a
-        # few writes a minute; an agent working through a list makes more, in bursts.
+        # Rate limits at several scopes (`web/limits.py`; Flask-Limiter reads its own
+        # RATELIMIT_* settings). A person makes a few writes a minute; an agent working through
+        # a list makes more, in bursts.
         "RATELIMIT_ENABLED": True,
         "RATELIMIT_STORAGE_URI": "memory://",
         "RATELIMIT_WRITES": "30 per minute;300 per hour",
+        # An address may hold many people (an office, a conference Wi-Fi), each with the
+        # budget above, but not without end: a new session costs one GET.
+        "RATELIMIT_WRITES_PER_ADDRESS": "120 per minute;1200 per hour",
+        "RATELIMIT_NEW_VISITORS_PER_ADDRESS": "20 per minute;200 per hour",
+        # Reads are cheap and bounded (no page past the capped count), yet not free.
+        "RATELIMIT_READS_PER_ADDRESS": "1200 per minute",
+        # Every registration is prepared first: counting those per event bounds the seats one
+        # address, or one e-mail address, can take (a household, a few colleagues; a person
+        # who cancels and registers again).
+        "RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS": "10 per hour;20 per day",
+        "RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL": "5 per day",
         # X-RateLimit-* on limited answers and Retry-After on a 429, for agents that read them.
         "RATELIMIT_HEADERS_ENABLED": True,
         # The session cookie holds the visitor id and the CSRF secret: script cannot read it,
-        # and other sites' forms do not carry it.
+        # and other sites' forms do not carry it. Served over HTTPS, set SESSION_COOKIE_SECURE
+        # so that it never travels over plain HTTP (off here: `make run` serves plain HTTP).
         "SESSION_COOKIE_NAME": "webmcp_events",
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": False,
+        # Answers over HTTPS tell browsers to use nothing else for this long (0: never).
+        "HSTS_MAX_AGE": 365 * 24 * 3600,
+        # How many reverse proxies stand in front of the app (deploy/nginx.conf: one). Their
+        # X-Forwarded-For and -Proto headers say the client's address and scheme; with 0 no
+        # such header is trusted, whoever sends it (`web/proxies.py`).
+        "TRUSTED_PROXIES": 0,
         # The CSRF token lives as long as the visitor session that holds it.
         "WTF_CSRF_TIME_LIMIT": None,
         "WTF_CSRF_FIELD_NAME": "csrf_token",

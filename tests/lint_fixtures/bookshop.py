@@ -30,11 +30,20 @@ class OrderBookInput(Schema):
                               metadata={"label": "Copies", "description": "How many copies"})
 
 
+class ReturnBookInput(Schema):
+    # Its options are the visitor's orders, titled with the books' titles (stored content).
+    order_id = fields.String(required=True,
+                             metadata={"label": "Your orders", "widget": "radio",
+                                       "description": "Order to return, from this page"})
+
+
 CATALOG = Catalog([
     Tool(name="find_books", title="Find books", schema=FindBooksInput, autosubmit=True,
          description="Search the shop's books and list the matches."),
     Tool(name="order_book", title="Order a book", schema=OrderBookInput, autosubmit=False,
          description="Order the book on this page. The person confirms the order."),
+    Tool(name="return_book", title="Return a book", schema=ReturnBookInput, autosubmit=False,
+         description="Return one of the books ordered. The person confirms the return."),
 ])
 
 
@@ -51,5 +60,9 @@ def create_app() -> Flask:
     @app.post("/books/<book_id>/order")
     def order_book(book_id: str):
         return "ordered"
+
+    @app.post("/orders/return")
+    def return_book():
+        return "returned"
 
     return app

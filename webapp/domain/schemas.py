@@ -6,6 +6,7 @@ constraints: see `webapp.webmcp.forms`), the agent's input schema and the OpenAP
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import date
 from typing import Any
 from typing import cast
@@ -53,14 +54,41 @@ LONGER_THAN = _l("Longer than maximum length {max}.")
 LENGTH_BETWEEN = _l("Length must be between {min} and {max}.")
 
 EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error=_l("Not a valid event id."))
-REGISTRATION_ID = validate.Regexp(r"^reg-[A-Za-z0-9_-]{8,64}$",
+# A registration id as the site makes them (also the shape of a registration's address).
+REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_-]{8,64}"
+REGISTRATION_ID = validate.Regexp(f"^{REGISTRATION_ID_SHAPE}$",
                                   error=_l("Not a valid registration id."))
+# Whose words the titles of choices listing events are (the agent reads them as data).
+ORGANIZER_TITLES = _l("organizer-written event titles")
 PAGE_SIZE = 10
-MAX_PAGE = 1000
+# A search counts its matches exactly up to this many (then says `countCapped`) and shows no
+# page past the ones that count can fill: however common its words, a search reads at most
+# this many events. The cap is part of the tool's contract (the agent's schema says how far
+# `page` goes), so it is not a per-site setting.
+SEARCH_COUNT_CAP = 100
+LAST_PAGE = -(-SEARCH_COUNT_CAP // PAGE_SIZE)
 # The dates a search may name: wider than any real search, yet narrow enough that turning a
 # day into the UTC start of the next one in the site's time zone never leaves the calendar.
 SEARCH_DATES = validate.Range(min=date(2000, 1, 1), max=date(2999, 12, 31),
                               error=_l("Give a date from {min} to {max}."))
+
+
+class VisibleText(validate.Validator):
+    """Text whose every character people can see: no controls (NUL, line breaks), no format
+    characters (bidirectional overrides and isolates, zero-width spaces and joiners, which
+    can hide or reorder what an organizer reads), no line or paragraph separators."""
+
+    INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})  # Unicode general categories
+
+    def __call__(self, value: str) -> str:
+        for char in value:
+            if unicodedata.category(char) in self.INVISIBLE:
+                code = f"U+{ord(char):04X} {unicodedata.name(char, '')}".strip()
+                raise ValidationError(_(
+                    "Remove the invisible character %(code)s: use only characters people can "
+                    "see (no control, direction-changing or zero-width characters).",
+                    code=code))
+        return value
 
 
 def one_of(vocabulary: dict[str, Any]) -> validate.OneOf:
@@ -127,8 +155,9 @@ class SearchEventsInput(ToolInput):
         metadata={"label": _l("To"), "description": _l("Latest start date, inclusive")})
     page = fields.Integer(
         load_default=1,
-        validate=validate.Range(min=1, max=MAX_PAGE, error=_l(
-            "Must be greater than or equal to {min} and less than or equal to {max}.")),
+        validate=validate.Range(min=1, max=LAST_PAGE, error=_l(
+            "Give a page from {min} to {max}: a search shows its first %(cap)s matches. Add "
+            "words or filters to find others.", cap=SEARCH_COUNT_CAP)),
         metadata={"label": _l("Page"),
                   "description": _l("Page of results, %(size)s per page", size=PAGE_SIZE)})
 
@@ -146,8 +175,8 @@ class GetEventDetailsInput(ToolInput):
     event_id = fields.String(
         required=True, validate=EVENT_ID,
         metadata={"label": _l("Events on this page"), "widget": "radio",
-                  "description": _l("Id of one of the events listed on this page (option "
-                                    "titles are organizer-written event titles)")})
+                  "description": _l("Id of one of the events listed on this page"),
+                  "option_titles": ORGANIZER_TITLES})
 
 
 class SaveEventInput(ToolInput):
@@ -161,7 +190,7 @@ class PrepareEventRegistrationInput(ToolInput):
 
     event_id = fields.String(required=True, validate=EVENT_ID)
     attendee_name = fields.String(
-        required=True, validate=length(min=1, max=80),
+        required=True, validate=[length(min=1, max=80), VisibleText()],
         metadata={"label": _l("Attendee name"), "autocomplete": "name",
                   "description": _l("Full name of the person attending, as on the attendee "
                                     "list")})
@@ -179,7 +208,8 @@ class PrepareRegistrationCancellationInput(ToolInput):
         required=True, validate=REGISTRATION_ID,
         metadata={"label": _l("Your active registrations"), "widget": "radio",
                   "description": _l("Id of the registration to cancel, from the list on this "
-                                    "page")})
+                                    "page"),
+                  "option_titles": ORGANIZER_TITLES})
 
 
 class ConfirmInput(ToolInput):

@@ -617,14 +617,27 @@ class SQLiteStorage:
     # -- housekeeping -------------------------------------------------------------------
 
     @guarded
-    def prune(self, confirmations_before: datetime, activity_before: datetime
-              ) -> dict[str, int]:
-        """Delete confirmations that expired before one moment and activity older than
-        another; returns how many rows of each went."""
+    def prune(self, confirmations_before: datetime, activity_before: datetime,
+              visitors_before: datetime) -> dict[str, int]:
+        """Delete confirmations that expired before one moment, activity older than another,
+        and visitors whose session ended before a third with no active registration (with
+        everything that was theirs: nobody can reach it again). Returns how many rows of
+        each went.
+
+        A visitor with an active registration stays: it is a seat on the organizer's list.
+        """
+        idle = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
+                "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
+                "AND r.state = 'active')")
+        gone = {"before": to_text(visitors_before)}
         with self.transaction():
             confirmations = self.db.execute(
                 "DELETE FROM confirmations WHERE expires_at < ?",
                 [to_text(confirmations_before)]).rowcount
             activity = self.db.execute("DELETE FROM activity WHERE at < ?",
                                        [to_text(activity_before)]).rowcount
-        return {"confirmations": confirmations, "activity": activity}
+            for table in ("saved_events", "confirmations", "registrations", "activity"):
+                self.db.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
+            visitors = self.db.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
+                                       gone).rowcount
+        return {"confirmations": confirmations, "activity": activity, "visitors": visitors}

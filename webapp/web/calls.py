@@ -15,6 +15,7 @@ from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import Action
 from ..domain.actions import ActionContext
+from ..domain.catalog import CATALOG
 from ..storage import Activity
 from ..storage import StorageError
 from ..storage.connection import get_db
@@ -25,6 +26,7 @@ from ..webmcp.result import ToolResult
 from ..webmcp.result import internal_error
 from ..webmcp.result import invalid_input
 from ..webmcp.result import not_found
+from ..webmcp.result import people_only
 from ..webmcp.result import session_expired
 from ..webmcp.routes import current_role
 from .visitors import SessionExpired
@@ -47,7 +49,6 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         timezone=site_timezone(),
         source=source,
         visitor_id=visitor_id,
-        search_count_cap=current_app.config["SEARCH_COUNT_CAP"],
     )
 
 
@@ -64,32 +65,45 @@ def run_tool(bound: dict[str, Any] | None = None) -> tuple[ToolResult, dict[str,
         raise LookupError("run_tool() needs a route declared with tool_route()")
     action = role.action
     source = request_source()
-    submitted: dict[str, Any] = {}
     visitor_id = cookie_visitor()
+    submitted: dict[str, Any] = {}
+    if source == "agent" and action.name not in CATALOG:
+        # The bridge marks only submits of tool forms: a human-only step (a confirm form)
+        # marked as an agent's is refused, whoever sent it (DESIGN.md §3).
+        result = people_only(action.name)
+    else:
+        result, submitted, visitor_id = _validate_and_run(action, bound, source, visitor_id)
+    record(Activity(at=site_now(), visitor_id=visitor_id, source=source, action=action.name,
+                    status=result.status.word, target_id=result.target))
+    return result, submitted
+
+
+def _validate_and_run(action: Action, bound: dict[str, Any] | None, source: str,
+                      visitor_id: str | None
+                      ) -> tuple[ToolResult, dict[str, Any], str | None]:
+    """Read and validate the input, then run the action (a POST for its visitor); returns
+    the result, the input as submitted and the visitor."""
+    submitted: dict[str, Any] = {}
     try:
         submitted = read_input()
         params = load_input(action.schema, submitted, bound)
     except InputError as error:
         if bound and set(error.errors) <= set(bound) - set(submitted):
-            result = not_found(action.name, _("There is nothing at this address."),
-                               next_action=_("Use ids exactly as the site gave them; never "
-                                             "guess."))
-        else:
-            result = invalid_input(action.name, error.errors)
-    else:
-        try:
-            db = get_db()
-            if request.method == "POST":
-                visitor_id = visitor_for_write(db)
-            result = action(db, params, action_context(visitor_id, source))
-        except SessionExpired:
-            result = session_expired(action.name)
-        except StorageError:
-            current_app.logger.exception("%s failed in storage", action.name)
-            result = internal_error(action.name)
-    record(Activity(at=site_now(), visitor_id=visitor_id, source=source, action=action.name,
-                    status=result.status.word, target_id=result.target))
-    return result, submitted
+            return not_found(action.name, _("There is nothing at this address."),
+                             next_action=_("Use ids exactly as the site gave them; never "
+                                           "guess.")), submitted, visitor_id
+        return invalid_input(action.name, error.errors), submitted, visitor_id
+    try:
+        db = get_db()
+        if request.method == "POST":
+            visitor_id = visitor_for_write(db)
+        result = action(db, params, action_context(visitor_id, source))
+    except SessionExpired:
+        result = session_expired(action.name)
+    except StorageError:
+        current_app.logger.exception("%s failed in storage", action.name)
+        result = internal_error(action.name)
+    return result, submitted, visitor_id
 
 
 def record(entry: Activity) -> None:

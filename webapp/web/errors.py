@@ -6,6 +6,9 @@ details go to the server log.
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from flask import Flask
 from flask import Response
 from flask import current_app
@@ -13,7 +16,9 @@ from flask import request
 from flask import url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
+from limits import RateLimitItem
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import MethodNotAllowed
 
@@ -41,13 +46,43 @@ HEADINGS = {
 
 def reload_url() -> str:
     """Where "reload the page" leads: this page for a GET, else the page of this site the
-    refused form was on (a POST address may not answer a GET at all)."""
+    refused form was on (a POST address may not answer a GET at all). Always a path of this
+    site, whatever the address or the Referer holds."""
     if request.method == "GET":
-        return request.full_path.rstrip("?")
-    referrer = request.referrer or ""
-    if referrer.startswith(request.host_url):
-        return "/" + referrer[len(request.host_url):]
-    return url_for("events.search")
+        return same_site_path(request.path, request.query_string.decode("latin-1"))
+    referrer = urlsplit(request.referrer or "")
+    here = urlsplit(request.host_url)
+    if (referrer.scheme, referrer.netloc) != (here.scheme, here.netloc):
+        return url_for("events.search")
+    return same_site_path(referrer.path, referrer.query)
+
+
+def same_site_path(path: str, query: str = "") -> str:
+    """`path` (and `query`) as a link that stays on this site.
+
+    Browsers read "//host/…" and "/\\host/…" as another host, and drop tabs and line breaks
+    from a URL before they read it: those go, and the path starts with exactly one "/".
+    """
+    path = "/" + re.sub(r"[\t\n\r]", "", path).lstrip("/\\")
+    query = re.sub(r"[\t\n\r]", "", query)
+    return f"{path}?{query}" if query else path
+
+
+# How long a rate limit's window lasts, by its unit: one of them, and several.
+WINDOWS = {
+    "second": (_l("a second"), _l("%(num)s seconds")),
+    "minute": (_l("a minute"), _l("%(num)s minutes")),
+    "hour": (_l("an hour"), _l("%(num)s hours")),
+    "day": (_l("a day"), _l("%(num)s days")),
+    "month": (_l("a month"), _l("%(num)s months")),
+    "year": (_l("a year"), _l("%(num)s years")),
+}
+
+
+def window(limit: RateLimitItem) -> str:
+    """How long a rate limit's budget lasts, in words ("a minute", "an hour", "2 days")."""
+    one, several = WINDOWS[limit.GRANULARITY.name]
+    return str(one) if limit.multiples == 1 else str(several) % {"num": limit.multiples}
 
 
 def error_heading(result: ToolResult) -> str:
@@ -75,7 +110,8 @@ def handle_http_error(error: HTTPException) -> Response:
         result = invalid_input(action, {"_schema": [_("The request is too large.")]},
                                message=_("The request is too large."), http_status=413)
     elif code == 429:
-        result = rate_limited(action)
+        result = (rate_limited(action, error.description, window(error.limit.limit))
+                  if isinstance(error, RateLimitExceeded) else rate_limited(action))
     elif code < 500:
         result = invalid_input(action, {"_schema": [_("The request could not be understood.")]},
                                message=_("The request could not be understood."),

@@ -19,6 +19,7 @@ from ..webmcp.negotiation import wants_json
 from ..webmcp.negotiation import with_vary
 from ..webmcp.result import Status
 from ..webmcp.routes import tool_route
+from .caching import public
 from .calls import action_context
 from .calls import run_tool
 from .errors import render_error
@@ -33,6 +34,7 @@ def is_saved(event_id: str) -> bool:
     return actions.is_saved(db, event_id, action_context(live_visitor(db)))
 
 
+@public(max_age=60)
 @tool_route(bp, "/events", actions.search_events,
             offers=("search_events", "get_event_details"))
 def search() -> Response:

@@ -1,31 +1,49 @@
-"""Rate limits on writes: a burst of POSTs from one visitor answers 429 `rate_limited`.
+"""Rate limits at several scopes, each set in configuration: one client cannot take every seat,
+nor every thread.
 
-Every write (each POST route, human-only confirms included) counts against one budget per
-client, `RATELIMIT_WRITES`; reads are never limited. A client is the visitor of the session,
-else the browser session (before its first write there is no visitor yet), else the address:
-so many people behind one address (an office, a conference Wi-Fi) are counted apart.
+`BUDGETS` lists them: writes per client; writes, and the writes that start a new visitor, per
+address; reads per address; and registrations prepared for one event per address and per
+e-mail address. A client is the visitor of the session, else the browser session (before its
+first write there is no visitor yet), else the address: so people behind one address (an
+office, a conference Wi-Fi) each have their own budget, under the address's ceiling. A new
+session costs one GET, so the address, not the session, bounds what one machine can do; and
+every registration is prepared first, so counting those per event bounds the seats one address
+or one e-mail address takes. The address is the connection's, or behind trusted proxies the
+one they saw (`proxies.py`); never a header the client sets.
 
-Flask-Limiter reads its own `RATELIMIT_*` settings from the app configuration
-(`FLASK_RATELIMIT_ENABLED=false` turns limiting off; `FLASK_RATELIMIT_STORAGE_URI`, e.g.
-`redis://host:6379`, lets several workers and hosts share the counters). The 429 itself is
-answered as an envelope by `errors.handle_http_error`.
+Each budget is a Flask-Limiter application limit with its own key function and scope;
+`methods` and `exempt_when` say which requests it counts. Flask-Limiter reads its own
+`RATELIMIT_*` settings too (`RATELIMIT_ENABLED`, `RATELIMIT_STORAGE_URI`), and keeps its
+counters in that storage: in memory each gunicorn worker counts alone, so W workers let up to
+W times each budget through; `redis://host:6379` gives every worker and host one budget. The
+429 is answered as an envelope by `errors.handle_http_error`, with the sentence of the budget
+it met.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from flask import Flask
 from flask import current_app
 from flask import request
 from flask import session
+from flask_babel import lazy_gettext as _l
 from flask_limiter import ApplicationLimit
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
+from ..domain.actions.registrations import prepare_event_registration
+from ..webmcp.inputs import InputError
+from ..webmcp.inputs import read_input
+from ..webmcp.routes import current_role
+from ..webmcp.text import Text
 from .visitors import cookie_visitor
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+READ_METHODS = ("GET", "HEAD")
 
 
 def client_key() -> str:
@@ -39,23 +57,93 @@ def client_key() -> str:
         return f"visitor:{visitor_id}"
     csrf_secret = session.get(current_app.config["WTF_CSRF_FIELD_NAME"])
     if isinstance(csrf_secret, str):
-        return "session:" + hashlib.sha256(csrf_secret.encode()).hexdigest()[:32]
+        return "session:" + digest(csrf_secret)
+    return address_key()
+
+
+def address_key() -> str:
+    """The client's address (see `proxies.py` for where it comes from behind proxies)."""
     return f"address:{get_remote_address()}"
 
 
-def write_limit() -> str:
-    """The configured budget of writes per client."""
-    budget: str = current_app.config["RATELIMIT_WRITES"]
-    return budget
+def event_address_key() -> str:
+    """The event of the request's address, and the client's address."""
+    return f"event:{_event_id()}:{address_key()}"
 
 
-def init_app(app: Flask) -> None:
-    """Limit the writes of each client (a limiter of its own for each app)."""
-    writes = ApplicationLimit(limit_provider=write_limit, scope="writes")
-    limiter = Limiter(client_key, app=app, application_limits=[writes])
-    limiter.request_filter(is_read)
+def event_email_key() -> str:
+    """The event of the request's address, and the e-mail address the input gives, from a form
+    or a JSON body alike (as a digest: no e-mail address reaches the limiter's storage). Case
+    does not make another address."""
+    try:
+        email = str(read_input().get("email", ""))
+    except InputError:  # not even readable: refused as invalid_input after this count
+        email = ""
+    return f"event:{_event_id()}:email:{digest(email.strip().casefold())}"
 
 
-def is_read() -> bool:
-    """Reads are never limited (and skipping them early keeps a search as cheap as it can be)."""
-    return request.method not in WRITE_METHODS
+def digest(text: str) -> str:
+    """A short SHA-256 of `text`, to key counters without storing what they count."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _event_id() -> str:
+    return str((request.view_args or {}).get("event_id", ""))
+
+
+def has_visitor() -> bool:
+    """The session already names a visitor: this write does not start one."""
+    return cookie_visitor() is not None
+
+
+def not_preparing_a_registration() -> bool:
+    """The request is not a `prepare_event_registration` call."""
+    role = current_role()
+    return role is None or role.action is not prepare_event_registration
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One limit: the setting that sizes it, whose budget a request spends, which requests
+    count, and what the 429 tells the client (in the language of the request)."""
+
+    setting: str
+    key: Callable[[], str]
+    methods: tuple[str, ...]
+    message: Text
+    exempt_when: Callable[[], bool] | None = None
+
+    def limit(self) -> ApplicationLimit:
+        """The Flask-Limiter limit, sized by the app's configuration at each request."""
+        return ApplicationLimit(
+            limit_provider=lambda: str(current_app.config[self.setting]),
+            key_function=self.key, scope=self.setting.removeprefix("RATELIMIT_").lower(),
+            methods=self.methods, exempt_when=self.exempt_when,
+            error_message=lambda: str(self.message))
+
+
+BUDGETS = (
+    Budget("RATELIMIT_WRITES", client_key, WRITE_METHODS,
+           _l("Too many requests in a short time. Wait a minute and try again.")),
+    Budget("RATELIMIT_WRITES_PER_ADDRESS", address_key, WRITE_METHODS,
+           _l("Too many requests from your network in a short time. Wait a minute and try "
+              "again.")),
+    Budget("RATELIMIT_NEW_VISITORS_PER_ADDRESS", address_key, WRITE_METHODS,
+           _l("Too many new sessions from your network in a short time. Try again later."),
+           exempt_when=has_visitor),
+    Budget("RATELIMIT_READS_PER_ADDRESS", address_key, READ_METHODS,
+           _l("Too many requests from your network in a short time. Wait a minute and try "
+              "again.")),
+    Budget("RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS", event_address_key, ("POST",),
+           _l("Too many registrations for this event from your network. Try again later."),
+           exempt_when=not_preparing_a_registration),
+    Budget("RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL", event_email_key, ("POST",),
+           _l("Too many registrations for this event with this e-mail address. Try again "
+              "later."),
+           exempt_when=not_preparing_a_registration),
+)
+
+
+def init_app(app: Flask) -> Limiter:
+    """Limit every request at each scope (a limiter of its own for each app); returns it."""
+    return Limiter(client_key, app=app, application_limits=[b.limit() for b in BUDGETS])

@@ -23,6 +23,7 @@ from ..webmcp.result import Status
 from ..webmcp.routes import RoutedAction
 from ..webmcp.routes import page_route
 from ..webmcp.routes import route_roles
+from .caching import public
 
 bp = Blueprint("openapi", __name__)
 
@@ -35,12 +36,13 @@ DESCRIPTION = (
 
 def route_answers(rule: Rule, action: RoutedAction) -> tuple[Status, ...]:
     """Every status a route can answer: its action's, and those of any call of its kind."""
-    answers = [*action.answers, Status.INVALID_INPUT, Status.INTERNAL_ERROR]
+    # Every request spends a budget of its client's (web/limits.py), reads included.
+    answers = [*action.answers, Status.INVALID_INPUT, Status.RATE_LIMITED,
+               Status.INTERNAL_ERROR]
     if rule.arguments:
         answers.append(Status.NOT_FOUND)  # an id in the address that cannot be one
     if "POST" in (rule.methods or ()):
-        # A write needs a live session with its form token, and is rate limited.
-        answers += [Status.SESSION_EXPIRED, Status.RATE_LIMITED]
+        answers.append(Status.SESSION_EXPIRED)  # a write needs a live session and its token
     return tuple(status for status in Status if status in answers)
 
 
@@ -71,6 +73,7 @@ def openapi_document(app: Flask) -> dict[str, Any]:
     return spec.to_dict()
 
 
+@public(max_age=3600)
 @page_route(bp, "/openapi.json", "openapi")
 def openapi_json() -> Response:
     """The document, generated from the schemas on each request (it is small). It is for

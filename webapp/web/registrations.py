@@ -9,10 +9,13 @@ from flask import Response
 from flask import abort
 from flask import render_template
 from flask import url_for
+from flask.blueprints import BlueprintSetupState
 from flask_babel import gettext as _
+from werkzeug.routing import BaseConverter
 
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
+from ..domain.schemas import REGISTRATION_ID_SHAPE
 from ..storage.connection import get_db
 from ..webmcp.negotiation import page_result
 from ..webmcp.negotiation import render_post_result
@@ -28,6 +31,19 @@ from .errors import render_error
 from .visitors import live_visitor
 
 bp = Blueprint("registrations", __name__)
+
+
+class RegistrationIdConverter(BaseConverter):
+    """A path segment shaped like a registration id (the schema's rule), so that
+    /registrations/confirm and /registrations/cancellation stay the POST-only addresses they
+    are (a GET answers 405) instead of reading as the page of a registration so named."""
+
+    regex = REGISTRATION_ID_SHAPE
+
+
+@bp.record_once
+def _add_converter(state: BlueprintSetupState) -> None:
+    state.app.url_map.converters["registration_id"] = RegistrationIdConverter
 
 ACTIVITY_SHOWN = 20
 
@@ -117,7 +133,7 @@ def confirm_cancellation(registration_id: str) -> Response:
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
 
 
-@page_route(bp, "/registrations/<registration_id>", "view_registration")
+@page_route(bp, "/registrations/<registration_id:registration_id>", "view_registration")
 def registration(registration_id: str) -> Response:
     """One of the visitor's registrations (another visitor's is not found)."""
     db = get_db()

@@ -1,9 +1,16 @@
-"""Security headers on every response, and CSRF protection for every POST."""
+"""Security headers on every response, and CSRF protection for every POST.
+
+Over HTTPS (as the trusted proxies report it, see `proxies.py`) answers also carry
+Strict-Transport-Security, so browsers never reach the site over plain HTTP again
+(`HSTS_MAX_AGE`; browsers ignore the header on a plain HTTP answer, so none is sent there).
+"""
 
 from __future__ import annotations
 
 from flask import Flask
 from flask import Response
+from flask import current_app
+from flask import request
 from flask_wtf.csrf import CSRFProtect
 
 csrf = CSRFProtect()
@@ -36,6 +43,9 @@ def add_security_headers(response: Response) -> Response:
     """Set the security headers (a view may not weaken them)."""
     for name, value in SECURITY_HEADERS.items():
         response.headers[name] = value
+    max_age = int(current_app.config["HSTS_MAX_AGE"])
+    if request.is_secure and max_age > 0:
+        response.headers["Strict-Transport-Security"] = f"max-age={max_age}"
     return response
 
 

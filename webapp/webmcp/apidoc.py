@@ -134,6 +134,9 @@ def responses(operation: Operation) -> dict[str, Any]:
         code = 201 if status is Status.SUCCESS and operation.created else status.http_status
         by_code.setdefault(str(code), []).append(status.word)
     by_code.setdefault("405", []).append("invalid_input (wrong method)")
+    if not operation.tool:
+        by_code.setdefault("403", []).append("invalid_input (marked as an agent's call: only "
+                                             "a person submits this)")
     if operation.method == "post":
         by_code.setdefault("413", []).append("invalid_input (body too large)")
     answers: dict[str, Any] = {

@@ -11,6 +11,9 @@ Field metadata understood here:
     (texts may be lazy translations: each is rendered with `str()` when the form is built)
     input_type      override of the <input type> (e.g. "search")
     widget          "radio" for a radio group (choices may come from the page at render time)
+    option_titles   for choices the page supplies: whose words their titles are (e.g.
+                    "organizer-written event titles"); the description says so, since the
+                    titles reach the agent's schema as written (linter rule WMCP017)
     empty_label     text of the "" option of an optional <select> (meaning "any")
     autocomplete, placeholder, inputmode   passed through to the control
 
@@ -134,6 +137,19 @@ def takes_page_choices(field_obj: fields.Field[Any]) -> bool:
                                                                            validate.OneOf)
 
 
+def described(field_obj: fields.Field[Any]) -> str | None:
+    """The agent's description of a field; for choices the page supplies, it also says whose
+    words the option titles are."""
+    meta = field_obj.metadata
+    if "description" not in meta:
+        return None
+    description = str(meta["description"])
+    if meta.get("option_titles"):
+        return _("%(description)s (option titles are %(titles)s)") % {
+            "description": description, "titles": str(meta["option_titles"])}
+    return description
+
+
 def _display(value: Any) -> str:
     if value is None:
         return ""
@@ -155,7 +171,7 @@ def control_for(name: str, field_obj: fields.Field[Any], value: Any = None,
         kind=kind,
         label=str(meta.get("label", name.replace("_", " ").capitalize())),
         input_type=_input_type(field_obj) if kind == "input" else "text",
-        description=str(meta["description"]) if "description" in meta else None,
+        description=described(field_obj),
         required=field_obj.required,
         attrs=_constraints(field_obj) if kind == "input" else {},
         options=_options(field_obj, page_choices, radio) if kind != "input" else (),

@@ -119,6 +119,20 @@ def invalid_input(action: str, errors: dict[str, list[str]], message: str | None
     )
 
 
+def people_only(action: str) -> ToolResult:
+    """A human-only step (a confirm form) arrived marked as an agent's call: refused, whoever
+    sent it, so that only a person ever confirms."""
+    return ToolResult(
+        action=action,
+        status=Status.INVALID_INPUT,
+        message=_("Only the user can do this, on the page; an agent may not submit this form."),
+        errors={"_schema": [_("This form is for people: it does not accept an agent's call.")]},
+        next_action=_("Stop. Ask the user to review it on the page and press the button "
+                      "themselves."),
+        http_status=403,
+    )
+
+
 def internal_error(action: str) -> ToolResult:
     """A dependency failed; the message is safe to show and says to retry later."""
     return ToolResult(
@@ -152,11 +166,18 @@ def session_expired(action: str) -> ToolResult:
     )
 
 
-def rate_limited(action: str) -> ToolResult:
-    """Too many write requests from one visitor in a short time."""
+def rate_limited(action: str, message: str | None = None, window: str | None = None
+                 ) -> ToolResult:
+    """Too many requests from one client; `message` says which budget it spent, `window` how
+    long the budget lasts (the Retry-After header says when the client may try again)."""
+    if window:
+        wait = _("Wait before trying again (up to %(window)s; the Retry-After header says how "
+                 "long); tell the user why.") % {"window": window}
+    else:
+        wait = _("Wait at least a minute before trying again; tell the user why.")
     return ToolResult(
         action=action,
         status=Status.RATE_LIMITED,
-        message=_("Too many requests in a short time. Wait a minute and try again."),
-        next_action=_("Wait at least a minute before trying again; tell the user why."),
+        message=message or _("Too many requests in a short time. Wait a minute and try again."),
+        next_action=wait,
     )

@@ -33,7 +33,6 @@ class ActionContext:
 
     now: datetime
     timezone: ZoneInfo
-    search_count_cap: int
     source: str = "human"
     visitor_id: str | None = None
 

@@ -21,7 +21,9 @@ from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary
 from ..projections import register_url
+from ..schemas import LAST_PAGE
 from ..schemas import PAGE_SIZE
+from ..schemas import SEARCH_COUNT_CAP
 from ..schemas import SaveEventInput
 from ..schemas import SearchEventsInput
 from . import ActionContext
@@ -62,12 +64,13 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
     page = params["page"]
     query = event_query(params, ctx.now, ctx.timezone)
     found = db.search_events(query, limit=PAGE_SIZE, offset=first_index(page),
-                             count_cap=ctx.search_count_cap)
+                             count_cap=SEARCH_COUNT_CAP)
     data = {
         "count": found.count,
         "countCapped": found.count_capped,
         "page": page,
-        "hasMore": found.has_more,
+        # Matches past the last page are never shown: narrowing the search finds them.
+        "hasMore": found.has_more and page < LAST_PAGE,
         "events": [event_summary(event, ctx.timezone) for event in found.events],
     }
     answer = ToolResult(action="search_events", status=Status.SUCCESS, data=data,
@@ -107,6 +110,10 @@ def _found_message(count: int, capped: bool, page: int, shown: int) -> str:
                  count=count, page=page)
     first = first_index(page) + 1
     last = first + shown - 1
+    if capped and page == LAST_PAGE:
+        return _("Found more than %(count)s upcoming events; showing %(first)s to %(last)s. "
+                 "This is the last page: add words or filters to find others.",
+                 count=count, first=first, last=last)
     if capped:
         return _("Found more than %(count)s upcoming events; showing %(first)s to %(last)s.",
                  count=count, first=first, last=last)

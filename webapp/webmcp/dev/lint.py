@@ -41,6 +41,7 @@ from werkzeug.test import TestResponse
 from ..catalog import TOOL_NAME_RE
 from ..catalog import Catalog
 from ..catalog import Tool
+from ..forms import agent_fields
 from ..routes import route_rule
 from .patterns import is_valid_pattern
 from .schema import Parameter
@@ -113,6 +114,11 @@ RULES = (
     Rule("WMCP016", "an htmx tool form whose swap replaces the form itself",
          "A form replaced while the agent's call on it is pending cancels the call: swap "
          "beside the form, or morph (innerMorph, outerMorph) a target that holds it."),
+    Rule("WMCP017", "a choice whose options the page supplies, without a description saying "
+                    "whose words their titles are",
+         "Option titles reach the agent's schema as written: when they are stored content (an "
+         "organizer's event titles) the agent must read them as data, and a declarative form "
+         "can only say so in the description (schema field metadata option_titles)."),
 )
 # htmx swap styles that put new elements in place of the target's content or the target.
 REPLACING_SWAPS = frozenset({"innerHTML", "outerHTML", "textContent", "delete"})
@@ -364,8 +370,10 @@ def check_form(form: Tag, name: str, description: str, catalog: Catalog, url_map
     for parameter in parameters:
         yield from check_parameter(name, parameter)
     if tool is not None:
+        context = page_context(tool, form, url_map, path)
+        yield from check_option_titles(tool, context["choices"], parameters)
         synthesized = synthesize_input_schema(form)
-        expected = expected_input_schema(tool, **page_context(tool, form, url_map, path))
+        expected = expected_input_schema(tool, **context)
         drift = schema_difference(synthesized, expected)
         if drift:
             yield Problem("WMCP014", f"{name}: {drift}", tool=name)
@@ -391,6 +399,21 @@ def check_swap(form: Tag, name: str) -> Iterator[Problem]:
     if target is not None and holds_form and style in REPLACING_SWAPS:
         yield Problem("WMCP016", f"{name}: hx-target {selector or 'this'} holds the form and "
                                  f"hx-swap {style} replaces it", tool=name)
+
+
+def check_option_titles(tool: Tool, page_choices: Iterable[str], parameters: list[Parameter]
+                        ) -> Iterator[Problem]:
+    """WMCP017: every choice whose options the page supplies says, in its description, whose
+    words their titles are."""
+    shown = {parameter.name: parameter.description or "" for parameter in parameters}
+    fields = agent_fields(tool.schema)
+    for name in page_choices:
+        titles = str(fields[name].metadata.get("option_titles") or "")
+        if not titles or titles not in shown.get(name, titles):
+            yield Problem("WMCP017", f"{tool.name}: the page supplies the options of {name!r}, "
+                                     "and its description does not say whose words their "
+                                     "titles are (give the field option_titles)",
+                          tool=tool.name, control=name)
 
 
 def check_metadata(form: Tag, tool: Tool) -> Iterator[Problem]:
