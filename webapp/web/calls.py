@@ -6,6 +6,7 @@ storage failures to a safe `internal_error`.
 from __future__ import annotations
 
 from typing import Any
+from typing import NamedTuple
 
 from flask import current_app
 from flask import request
@@ -52,7 +53,14 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
     )
 
 
-def run_tool(bound: dict[str, Any] | None = None) -> tuple[ToolResult, dict[str, Any]]:
+class ToolCall(NamedTuple):
+    """What a tool call answered, and the input as submitted (to show it again in the form)."""
+
+    result: ToolResult
+    submitted: dict[str, Any]
+
+
+def run_tool(bound: dict[str, Any] | None = None) -> ToolCall:
     """Validate the request's input, run the route's action on it and log the call.
 
     A POST is a write: it needs a live visitor (created on the first write). Values `bound`
@@ -75,7 +83,7 @@ def run_tool(bound: dict[str, Any] | None = None) -> tuple[ToolResult, dict[str,
         result, submitted, visitor_id = _validate_and_run(action, bound, source, visitor_id)
     record(Activity(at=site_now(), visitor_id=visitor_id, source=source, action=action.name,
                     status=result.status.word, target_id=result.target))
-    return result, submitted
+    return ToolCall(result, submitted)
 
 
 def _validate_and_run(action: Action, bound: dict[str, Any] | None, source: str,

@@ -48,7 +48,7 @@ def search() -> Response:
             offers=("get_event_details", "save_event"))
 def detail(event_id: str) -> Response:
     """One event's page; its JSON-LD is the details (or the result a POST carried here)."""
-    details, _ = run_tool(bound={"event_id": event_id})
+    details = run_tool(bound={"event_id": event_id}).result
     if details.status is not Status.SUCCESS or details.data is None:
         return render_error(details)
     shown = page_result(details)
@@ -60,7 +60,7 @@ def detail(event_id: str) -> Response:
 @tool_route(bp, "/events/details", actions.get_event_details, offers=("save_event",))
 def preview() -> Response:
     """An event chosen among the listed results: the preview pane, or (no JS) its page."""
-    result, _ = run_tool()
+    result = run_tool().result
     if result.status is not Status.SUCCESS or result.data is None:
         return render_error(result)
     event = result.data["event"]
@@ -74,7 +74,7 @@ def preview() -> Response:
             offers=("save_event",))
 def save(event_id: str) -> Response:
     """Save the event for the visitor (idempotent)."""
-    result, _ = run_tool(bound={"event_id": event_id})
+    result = run_tool(bound={"event_id": event_id}).result
     return render_post_result(result, "error.html", "events/_save.html",
                               redirect_to=url_for(".detail", event_id=event_id),
                               event_id=event_id, saved=result.status is Status.SUCCESS,

@@ -92,7 +92,7 @@ def prepare(event_id: str) -> Response:
 @tool_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))
 def confirm() -> Response:
     """A person confirms a prepared registration (human-only: no tool form)."""
-    result, _ = run_tool()
+    result = run_tool().result
     succeeded = result.status is Status.SUCCESS and result.data is not None
     landing = (url_for(".registration", registration_id=result.target) if succeeded
                else url_for(".index"))
@@ -126,7 +126,7 @@ def prepare_cancellation() -> Response:
             methods=("POST",), offers=("prepare_registration_cancellation",))
 def confirm_cancellation(registration_id: str) -> Response:
     """A person confirms a cancellation (human-only); repeating it changes nothing."""
-    result, _ = run_tool(bound={"registration_id": registration_id})
+    result = run_tool(bound={"registration_id": registration_id}).result
     # The partial is the whole registrations panel: the list and the activity change too.
     context = {} if wants_json() else _index_context()
     return render_post_result(result, "error.html", "registrations/_panel.html",

@@ -33,6 +33,6 @@ def index() -> Response:
 @tool_route(bp, "/saved/<event_id>/remove", actions.remove_saved_event, methods=("POST",))
 def remove(event_id: str) -> Response:
     """Take an event off the list."""
-    result, _ = run_tool(bound={"event_id": event_id})
+    result = run_tool(bound={"event_id": event_id}).result
     return render_post_result(result, "error.html", "saved/_removed.html",
                               redirect_to=url_for(".index"))
