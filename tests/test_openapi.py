@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import expected_input_schema
+from webapp.webmcp.input_schema import expected_input_schema
 from webapp.webmcp.result import Status
 
 EVENT_ID = "evt-webmcp-intro"

@@ -20,8 +20,8 @@ from helpers import JSON
 from helpers import attribute
 
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import expected_input_schema
 from webapp.webmcp.dev.schema import synthesize_input_schema
+from webapp.webmcp.input_schema import expected_input_schema
 from webapp.webmcp.routes import offering_routes
 
 EVENT_ID = "evt-webmcp-intro"
