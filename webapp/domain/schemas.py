@@ -58,6 +58,8 @@ LENGTH_BETWEEN = _l("Length must be between {min} and {max}.")
 EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9\-]{0,63}$", error=_l("Not a valid event id."))
 # A registration id (also the shape of a registration's address).
 REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_\-]{8,64}"
+# An agent connection's id (also the shape of its address).
+CONNECTION_ID_SHAPE = r"agt-[A-Za-z0-9_\-]{12}"
 REGISTRATION_ID = validate.Regexp(f"^{REGISTRATION_ID_SHAPE}$",
                                   error=_l("Not a valid registration id."))
 # Whose words the titles of choices listing events are (the agent reads them as data).
@@ -231,3 +233,19 @@ class ConfirmCancellationInput(ConfirmInput):
     """Confirming a cancellation: the token, and the registration its address names."""
 
     registration_id = fields.String(required=True, validate=REGISTRATION_ID)
+
+
+class ConnectAgentInput(ToolInput):
+    """Connecting an agent (a person's action): a name to know it by on the page."""
+
+    label = fields.String(
+        validate=[length(max=60), VisibleText()],
+        metadata={"label": _l("Name (optional)"), "autocomplete": "off",
+                  "placeholder": _l("e.g. the assistant on my laptop")})
+
+
+class DisconnectAgentInput(ToolInput):
+    """Disconnecting an agent (a person's action): the connection its address names."""
+
+    connection_id = fields.String(required=True, validate=validate.Regexp(
+        f"^{CONNECTION_ID_SHAPE}$", error=_l("Not a valid connection id.")))
