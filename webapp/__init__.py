@@ -51,6 +51,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .datasets import seed_sample_events
     from .domain.catalog import CATALOG
     from .storage import connection
+    from .web import agents
     from .web import assets
     from .web import bodies
     from .web import caching
@@ -59,7 +60,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import events
     from .web import health
     from .web import languages
-    from .web import agents
     from .web import limits
     from .web import mcp
     from .web import openapi
