@@ -166,7 +166,7 @@ def test_forms_carry_the_catalog_entry(app, visitor, in_language, url, tools):
     for name, form in forms.items():
         tool = CATALOG[name]
         with app.test_request_context(in_language(url)):
-            assert form["tooldescription"] == str(tool.description)
+            assert form["tooldescription"] == tool.form_description
             assert form["tooltitle"] == str(tool.title)
         assert form.has_attr("toolautosubmit") is tool.autosubmit
         offered = offering_routes(app)[name]

@@ -39,11 +39,11 @@ from flask_limiter.util import get_remote_address
 from ..domain.actions.registrations import prepare_event_registration
 from ..webmcp.inputs import InputError
 from ..webmcp.inputs import read_input
+from ..webmcp.mcp import requested_tool_call
 from ..webmcp.routes import current_role
 from ..webmcp.text import Text
 from .mcp import bearer_token
 from .mcp import is_mcp_request
-from .mcp import requested_tool_call
 from .visitors import cookie_visitor
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")

@@ -221,8 +221,8 @@ class MCPEndpoint:
         """The current request's `tools/call`, answered with `outcome` (e.g. the envelope of a
         limit it met before it ran)."""
         message = _raw_message() or {}
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        modern = VERSION_META in _meta_of(params)
+        params = message.get("params")
+        modern = isinstance(params, dict) and VERSION_META in _meta_of(params)
         request_id = message.get("id") if _valid_id(message.get("id")) else None
         return self._answer(request_id, self._tool_result(outcome, modern))
 
@@ -399,7 +399,7 @@ class MCPEndpoint:
         for this call and the same principal; whatever the client answered the elicitation,
         the call's result is what it was (only the person, on the page, finishes it)."""
         try:
-            carried = self._states().loads(state, max_age=self.state_lifetime.total_seconds())
+            carried = self._states().loads(state, max_age=int(self.state_lifetime.total_seconds()))
         except (BadSignature, TypeError, ValueError):
             carried = None
         if (not isinstance(carried, dict) or carried.get("principal") != self.principal()
