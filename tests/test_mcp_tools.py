@@ -207,7 +207,8 @@ def test_a_write_without_a_connection_asks_for_one(app, era, token, tool, argume
 def test_the_connect_page_is_named_in_chinese_too(app):
     agent = McpClient(app.test_client(), language="zh-TW")
     envelope = agent.envelope("save_event", {"event_id": OPEN_EVENT})
-    assert "http://localhost/agents" in envelope["nextAction"] and "請停止" in envelope["nextAction"]
+    assert "http://localhost/agents" in envelope["nextAction"]
+    assert "請停止" in envelope["nextAction"]
 
 
 def test_writes_act_for_the_visitor_who_connected_the_agent(agent, visitor):
