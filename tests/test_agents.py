@@ -12,6 +12,7 @@ from helpers import CSRF_FIELD
 from helpers import JSON
 from helpers import hidden_value
 from helpers import jsonld_blocks
+from helpers import one
 from mcp_helpers import ACCESS_TOKEN
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
@@ -19,7 +20,7 @@ from mcp_helpers import connect_agent
 SAVE = ("save_event", {"event_id": "evt-webmcp-intro"})
 
 
-def connections(app) -> list[tuple]:
+def connections(app) -> list[tuple[str, str, str]]:
     with sqlite3.connect(app.config["DATABASE"]) as conn:
         return conn.execute("SELECT id, token_hash, label FROM agent_connections").fetchall()
 
@@ -39,7 +40,7 @@ def test_the_page_gives_the_endpoint_and_a_client_configuration(visitor):
     page = visitor.client.post("/en/agents", data={"csrf_token": csrf},
                                follow_redirects=True).get_data(as_text=True)
     token = hidden_value(ACCESS_TOKEN, page)
-    snippet = BeautifulSoup(page, "html.parser").select_one("pre.snippet").get_text()
+    snippet = one(BeautifulSoup(page, "html.parser"), "pre.snippet").get_text()
     import json
     assert json.loads(snippet) == {"mcpServers": {"webmcp-events": {
         "url": "http://localhost/mcp", "headers": {"Authorization": f"Bearer {token}"}}}}

@@ -19,7 +19,7 @@ from mcp_helpers import connect_agent
 EVENT = "evt-webmcp-intro"
 ATTENDEE = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 REGISTER = {"event_id": EVENT, **ATTENDEE}
-URL_ELICITATION = {"elicitation": {"form": {}, "url": {}}}
+URL_ELICITATION: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 
 
 @pytest.fixture(params=["modern", "legacy"])

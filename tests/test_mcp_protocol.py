@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import jsonschema
 import pytest
@@ -23,10 +24,10 @@ from webapp.webmcp.input_schema import remote_input_schema
 READS = ("search_events", "get_event_details")
 
 
-def error_of(response) -> dict:
+def error_of(response) -> dict[str, Any]:
     body = response.get_json()
     assert "result" not in body and body["jsonrpc"] == "2.0", body
-    error: dict = body["error"]
+    error: dict[str, Any] = body["error"]
     return error
 
 
@@ -330,7 +331,8 @@ def test_every_envelope_fits_the_output_schema(client, visitor):
     """A tool's structuredContent always conforms to its outputSchema, failures included."""
     agent = McpClient(client, token=connect_agent(visitor))
     schema = envelope_json_schema()
-    calls = [("search_events", {"query": "webmcp"}), ("search_events", {"page": 0}),
+    calls: list[tuple[str, dict[str, Any]]] = [
+             ("search_events", {"query": "webmcp"}), ("search_events", {"page": 0}),
              ("get_event_details", {"event_id": "evt-nope"}),
              ("save_event", {"event_id": "evt-webmcp-intro"}),
              ("prepare_event_registration", {"event_id": "evt-webmcp-intro",
