@@ -25,7 +25,8 @@ class McpClient:
     """One MCP client of the app: its era, its access token and its language."""
 
     def __init__(self, client: FlaskClient, era: str = "modern", token: str | None = None,
-                 language: str = "en", path: str = "/mcp", capabilities: dict[str, Any] | None = None):
+                 language: str = "en", path: str = "/mcp",
+                 capabilities: dict[str, Any] | None = None):
         self.client = client
         self.era = era
         self.token = token
