@@ -104,9 +104,7 @@ def without_time(envelope: dict[str, Any]) -> dict[str, Any]:
 
 def test_every_tool_answers_the_sdk_as_its_route(site, mode):
     base, _ = site
-    person = HttpVisitor(base)
-    token = connect_over_http(person)
-    registration = register_as_person(person, "evt-agent-testing")
+    person, token, registration = registered_with_an_agent(base, "evt-agent-testing")
     wanted = [
         ("search_events", {"query": "webmcp", "location": "taipei"}),
         ("search_events", {"query": "no-event-has-this-word"}),
@@ -150,6 +148,14 @@ def test_every_tool_answers_the_sdk_as_its_route(site, mode):
                         "not_found"]
 
 
+def registered_with_an_agent(base: str, event_id: str) -> tuple[HttpVisitor, str, str]:
+    """A person who connected an agent and registered for an event: the person, the agent's
+    token and the registration's id."""
+    person = HttpVisitor(base)
+    token = connect_over_http(person)
+    return person, token, register_as_person(person, event_id)
+
+
 def register_as_person(person: HttpVisitor, event_id: str) -> str:
     """The person registers through the site (prepare, then the human-only confirm)."""
     token = person.prepare_registration(event_id, "Ann Lee", "ann@example.com")
@@ -161,9 +167,7 @@ def register_as_person(person: HttpVisitor, event_id: str) -> str:
 
 def test_the_sdk_prepares_but_never_finishes(site, mode):
     base, database = site
-    person = HttpVisitor(base)
-    token = connect_over_http(person)
-    registration = register_as_person(person, "evt-ai-agents-taichung")
+    _, token, registration = registered_with_an_agent(base, "evt-ai-agents-taichung")
     before = registrations(database)
 
     async def work() -> list[Any]:

@@ -43,7 +43,8 @@ def call(tab, token: str, name: str, arguments: dict[str, Any], mode: str = "aut
 
 
 def seats(tab) -> int:
-    return tab.seats(EVENT)
+    left: int = tab.seats(EVENT)
+    return left
 
 
 def confirm_on_the_review_page(tab, address: str, button: str, then_shows: str) -> None:
@@ -95,9 +96,9 @@ def test_a_client_that_opens_urls_sends_the_person_to_the_review_page(js_tab):
                                                   allow_input_required=True)
 
     asked = in_thread(ask)
-    assert isinstance(asked, types.InputRequiredResult)
+    assert isinstance(asked, types.InputRequiredResult) and asked.input_requests
     (request,) = asked.input_requests.values()
-    assert request.params.mode == "url"
+    assert isinstance(request.params, types.ElicitRequestURLParams)  # never a form
     confirm_on_the_review_page(tab, request.params.url, "Confirm registration",
                                "You are registered: one seat is yours.")
 
