@@ -25,6 +25,8 @@ from servers import HttpVisitor
 from servers import gunicorn
 
 from webapp.domain.catalog import CATALOG
+from webapp.webmcp.apidoc import envelope_json_schema
+from webapp.webmcp.input_schema import remote_input_schema
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 EVENT = "evt-webmcp-intro"
@@ -64,15 +66,19 @@ def test_each_mode_lists_the_catalog(site, mode):
     for tool in tools:
         entry = CATALOG[tool.name]
         assert (tool.title, tool.description) == (str(entry.title), str(entry.description))
-        assert tool.annotations.open_world_hint is False
-        assert tool.annotations.read_only_hint is entry.hints.read_only
-        assert tool.output_schema["properties"]["status"]["enum"][0] == "success"
+        assert tool.input_schema == remote_input_schema(entry)
+        assert tool.output_schema == envelope_json_schema()
+        assert tool.annotations is not None
+        hints = entry.hints
+        assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
+                tool.annotations.idempotent_hint, tool.annotations.open_world_hint) == (
+            hints.read_only, hints.destructive, hints.idempotent, False)
     print(f"\ntools/list as the SDK's Client read it (mode={mode!r}, protocol {version}):")
     for tool in tools:
-        hints = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True)
         inputs = ", ".join(f"{name}{'*' if name in tool.input_schema['required'] else ''}"
                            for name in tool.input_schema["properties"])
-        print(f"  {tool.name} ({tool.title}) [{inputs}] {json.dumps(hints)}")
+        print(f"  {tool.name} ({tool.title}) [{inputs}] {json.dumps(annotations)}")
         print(f"    {tool.description}")
 
 

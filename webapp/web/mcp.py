@@ -36,7 +36,6 @@ from ..storage import Storage
 from ..storage import StorageError
 from ..storage.connection import get_db
 from ..webmcp.catalog import Tool
-from ..webmcp.inputs import InputError
 from ..webmcp.inputs import input_fields
 from ..webmcp.mcp import INTERNAL_ERROR
 from ..webmcp.mcp import RATE_LIMITED
@@ -46,7 +45,6 @@ from ..webmcp.mcp import ToolOutcome
 from ..webmcp.mcp import requested_tool_call
 from ..webmcp.result import Status
 from ..webmcp.result import internal_error
-from ..webmcp.result import invalid_input
 from ..webmcp.result import not_connected
 from ..webmcp.result import rate_limited
 from ..webmcp.routes import route_roles
@@ -110,22 +108,17 @@ def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:
             return None
         return keep_alive(db, connection.visitor_id) if writes else connection.visitor_id
 
-    try:
-        submitted = input_fields(arguments)
-    except InputError as error:  # not reachable from a JSON object, but said as a route says it
-        result, found = invalid_input(tool.name, error.errors), None
-    else:
-        result, found = perform(action, submitted, SOURCE, visitor,
-                                expired=lambda name: not_connected(name, connect_url()))
+    result, found = perform(action, input_fields(arguments), SOURCE, visitor,
+                            expired=lambda name: not_connected(name, connect_url()))
     owner = found or (connection.visitor_id if connection else None)
     record(Activity(at=site_now(), visitor_id=owner, source=SOURCE, action=tool.name,
                     status=result.status.word, target_id=result.target))
-    waits = result.status is Status.CONFIRMATION_REQUIRED and result.data is not None
-    return ToolOutcome.of(result, review_url=result.data.get("reviewUrl") if waits and
-                          result.data else None,
-                          review_message=_("Review it on this site, in the browser you use it "
-                                           "with, and confirm it yourself if you want it: "
-                                           "nothing happens until you do."))
+    if result.status is Status.CONFIRMATION_REQUIRED and result.data:
+        return ToolOutcome.of(result, review_url=result.data["reviewUrl"],
+                              review_message=_("Review it on this site, in the browser you "
+                                               "use it with, and confirm it yourself if you "
+                                               "want it: nothing happens until you do."))
+    return ToolOutcome.of(result)
 
 
 def _connection() -> AgentConnection | None:
