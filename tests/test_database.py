@@ -124,8 +124,8 @@ def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor,
     visitor.prepare_registration("evt-agent-testing")
     result = runner.invoke(args=["prune", "--activity-days", "1"])
     assert result.exit_code == 0, result.output
-    assert ("Removed 1 expired confirmation(s), 2 activity line(s) and 0 ended visitor "
-            "session(s).") in result.output
+    assert ("Removed 1 expired confirmation(s), 2 activity line(s), 0 ended visitor "
+            "session(s) and 0 expired agent connection(s).") in result.output
     with sql.connect(app.config["DATABASE"]) as conn:
         assert conn.execute("SELECT count(*) FROM confirmations").fetchone()[0] == 1
         assert [row[0] for row in conn.execute("SELECT action FROM activity")] == [

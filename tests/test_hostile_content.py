@@ -116,8 +116,9 @@ def visit(app) -> tuple[dict[str, TestResponse], dict[str, Any]]:
     both("save", "post", f"/events/{EVENT}/save")
     pages["saved list (page)"] = visitor.get("/en/saved")
     both("prepare registration", "post", f"/events/{EVENT}/register", ATTENDEE)
-    token = hidden_value(TOKEN_FIELD,
-                         pages["prepare registration (partial)"].get_data(as_text=True))
+    # What waits for the person's confirmation, shown with a token made for this view.
+    pages["pending (page)"] = visitor.get("/en/registrations/pending")
+    token = hidden_value(TOKEN_FIELD, pages["pending (page)"].get_data(as_text=True))
     confirmed = visitor.post("/registrations/confirm", {"confirmation_token": token},
                              headers=HTMX)
     pages["confirm registration (partial)"] = confirmed
@@ -239,7 +240,7 @@ def test_every_answer_carrying_organizer_text_names_it_untrusted(tally, sites):
 PAGE_ROUTES = ["/events", "/events?query=webmcp", "/events/evt-webmcp-intro",
                "/events/evt-webmcp-intro/register", "/events/details?event_id=evt-webmcp-intro",
                "/saved", "/registrations", "/registrations/reg-aaaaaaaaaaaa", "/openapi.json",
-               "/no-such-page"]
+               "/registrations/pending", "/agents", "/mcp", "/no-such-page"]
 
 
 def test_every_page_route_is_covered(app):

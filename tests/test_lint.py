@@ -145,7 +145,7 @@ def test_the_site_descriptions_fit_in_both_languages(app):
     for language in ("zh-TW", "en"):
         with app.test_request_context(f"/{language}/events"):
             for tool in CATALOG:
-                assert columns(str(tool.description)) <= MAX_TOOL_DESCRIPTION
+                assert columns(tool.form_description) <= MAX_TOOL_DESCRIPTION
                 for field in tool.schema().fields.values():
                     described = field.metadata.get("description")
                     assert described is None or columns(str(described)) <= MAX_PARAM_DESCRIPTION

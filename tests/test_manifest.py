@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import expected_input_schema
+from webapp.webmcp.input_schema import expected_input_schema
 
 
 def manifest(runner) -> dict[str, Any]:
@@ -21,8 +21,9 @@ def test_lists_every_tool_with_its_catalog_entry(runner):
     assert [tool["name"] for tool in tools] == CATALOG.names
     for entry in tools:
         tool = CATALOG[entry["name"]]
-        assert (entry["title"], entry["description"], entry["autosubmit"]) == (
-            tool.title, tool.description, tool.autosubmit)
+        assert (entry["title"], entry["description"], entry["formDescription"],
+                entry["autosubmit"]) == (tool.title, tool.description, tool.form_description,
+                                         tool.autosubmit)
         assert entry["forms"], f"no sample page shows {tool.name}"
 
 

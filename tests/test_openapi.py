@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import expected_input_schema
+from webapp.webmcp.input_schema import expected_input_schema
 from webapp.webmcp.result import Status
 
 EVENT_ID = "evt-webmcp-intro"
@@ -43,7 +43,8 @@ def test_documents_every_tool_and_every_human_only_step(app, document):
     human = {key for key, operation in documented.items() if "x-webmcp-tool" not in operation}
     assert human == {("/registrations/confirm", "post"),
                      ("/registrations/{registration_id}/cancel", "post"),
-                     ("/saved/{event_id}/remove", "post")}
+                     ("/saved/{event_id}/remove", "post"), ("/agents", "post"),
+                     ("/agents/{connection_id}/disconnect", "post")}
     routes = {(re.sub(r"<(\w+)>", r"{\1}", rule.rule), method.lower())
               for rule in app.url_map.iter_rules() for method in rule.methods}
     assert set(documented) <= routes

@@ -26,7 +26,7 @@ def controls_of(soup, form):
 def test_form_carries_the_catalog_entry(client):
     _, form = search_form(client)
     tool = CATALOG["search_events"]
-    assert form["tooldescription"] == tool.description
+    assert form["tooldescription"] == tool.form_description
     assert form["tooltitle"] == tool.title
     assert form.has_attr("toolautosubmit") is tool.autosubmit
     assert form["method"] == "get" and form["action"] == "/en/events"

@@ -20,8 +20,8 @@ from helpers import JSON
 from helpers import attribute
 
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import expected_input_schema
 from webapp.webmcp.dev.schema import synthesize_input_schema
+from webapp.webmcp.input_schema import expected_input_schema
 from webapp.webmcp.routes import offering_routes
 
 EVENT_ID = "evt-webmcp-intro"
@@ -166,7 +166,7 @@ def test_forms_carry_the_catalog_entry(app, visitor, in_language, url, tools):
     for name, form in forms.items():
         tool = CATALOG[name]
         with app.test_request_context(in_language(url)):
-            assert form["tooldescription"] == str(tool.description)
+            assert form["tooldescription"] == tool.form_description
             assert form["tooltitle"] == str(tool.title)
         assert form.has_attr("toolautosubmit") is tool.autosubmit
         offered = offering_routes(app)[name]

@@ -29,7 +29,7 @@ READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",
                    "data-unreachable-next-action")
 # Words left in English on purpose, on the Chinese pages: names of things, and the language
 # switch, which names English in English.
-KEPT_IN_ENGLISH = {"WebMCP", "AI", "UTC", "id", "English"}
+KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English"}
 # What the sample walk types into forms (shown again, as typed).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
          "not-a-date", "web")

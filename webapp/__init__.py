@@ -51,6 +51,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .datasets import seed_sample_events
     from .domain.catalog import CATALOG
     from .storage import connection
+    from .web import agents
     from .web import assets
     from .web import bodies
     from .web import caching
@@ -60,6 +61,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import health
     from .web import languages
     from .web import limits
+    from .web import mcp
     from .web import openapi
     from .web import proxies
     from .web import registrations
@@ -75,6 +77,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # Monitors probe health as often as they need, whatever else their address does.
     limiter.exempt(health.bp)
     security.init_app(app)
+    # An agent's call carries its access token, never a cookie: no CSRF token to ask for.
+    security.csrf.exempt(mcp.bp)
     caching.init_app(app)
     errors.init_app(app)
     WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext)
@@ -84,7 +88,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     proxies.init_app(app)
     templating.init_app(app)
     cli.init_app(app)
-    for blueprint in (events.bp, registrations.bp, saved.bp, health.bp, openapi.bp):
+    for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, mcp.bp, health.bp,
+                      openapi.bp):
         app.register_blueprint(blueprint)
 
     @app.get("/")

@@ -87,15 +87,16 @@ def generate_events_command(count: int, seed: int, database: Path | None) -> Non
 @click.option("--activity-days", type=click.IntRange(min=1), default=90, show_default=True,
               help="Keep this many days of visitors' activity.")
 def prune_command(activity_days: int) -> None:
-    """Delete expired confirmations (after a day), old activity, and visitors whose session
-    ended with no active registration (with what was theirs); run it daily (cron)."""
+    """Delete expired confirmations (after a day), old activity, visitors whose session
+    ended with no active registration (with what was theirs) and expired agent connections;
+    run it daily (cron)."""
     now = site_now()
     removed = get_db().prune(confirmations_before=now - timedelta(days=1),
                              activity_before=now - timedelta(days=activity_days),
                              visitors_before=now)
     click.echo(f"Removed {removed['confirmations']} expired confirmation(s), "
-               f"{removed['activity']} activity line(s) and {removed['visitors']} ended "
-               "visitor session(s).")
+               f"{removed['activity']} activity line(s), {removed['visitors']} ended "
+               f"visitor session(s) and {removed['connections']} expired agent connection(s).")
 
 
 def init_app(app: Flask) -> None:

@@ -82,6 +82,13 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # X-Forwarded-For and -Proto headers say the client's address and scheme; with 0 no
         # such header is trusted, whoever sends it (`web/proxies.py`).
         "TRUSTED_PROXIES": 0,
+        # An agent a person connects over MCP acts for them this long (30 days), unless they
+        # disconnect it sooner; it acts only while their visitor session lasts, too.
+        "AGENT_CONNECTION_TTL": 30 * 24 * 3600,
+        # Browser origins allowed to call /mcp (e.g. "http://localhost:6274" for a web-based
+        # MCP client). Other clients send no Origin; any origin not listed is refused, so a
+        # page elsewhere cannot use the endpoint through a visitor's browser (DNS rebinding).
+        "MCP_ALLOWED_ORIGINS": (),
         # The CSRF token lives as long as the visitor session that holds it.
         "WTF_CSRF_TIME_LIMIT": None,
         "WTF_CSRF_FIELD_NAME": "csrf_token",

@@ -40,7 +40,7 @@ def test_chromium_describes_each_tool_as_the_catalog_does(js_tab):
     js_tab.register_as_person(ROOMY_EVENT)
     seen.update(js_tab.open("/registrations"))
     assert {name: (tool.description, tool.autosubmit) for name, tool in seen.items()} == {
-        tool.name: (tool.description, tool.autosubmit) for tool in CATALOG}
+        tool.name: (tool.form_description, tool.autosubmit) for tool in CATALOG}
 
 
 def test_the_pages_are_the_ones_meant(js_tab):

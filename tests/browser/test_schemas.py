@@ -17,8 +17,8 @@ from helpers import one
 
 from webapp import create_app
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import expected_input_schema
 from webapp.webmcp.dev.schema import synthesize_input_schema
+from webapp.webmcp.input_schema import expected_input_schema
 
 pytestmark = [pytest.mark.browser, pytest.mark.parametrize("language", ["zh-TW", "en"])]
 

@@ -60,6 +60,7 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         visit = LanguageRecorder(sandbox, prefix)
         _find(visit)
         ids = _register_and_cancel(visit)
+        ids |= _wait_for_the_person(visit, ids)
         _visit_the_other_routes(visit, ids)
         return visit.pages
 
@@ -120,6 +121,28 @@ def _register_and_cancel(visit: LanguageRecorder) -> dict[str, str]:
                data={"csrf_token": csrf, "confirmation_token": token})
     visit.get("/registrations")
     return {"event_id": first, "registration_id": registration, "csrf_token": csrf}
+
+
+def _wait_for_the_person(visit: LanguageRecorder, ids: dict[str, str]) -> dict[str, str]:
+    """A registration and a cancellation waiting on the review page, and an agent connected
+    (its token shown once) and disconnected."""
+    csrf = ids["csrf_token"]
+    events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
+    visit.post(f"/events/{events[2]['id']}/register", headers=HTMX, data={
+        "csrf_token": csrf, "attendee_name": "Ann Lee", "email": "ann@example.com"})
+    listed = visit.get("/registrations", headers=HTMX).get_data(as_text=True)
+    active = _field_value(re.compile(r'name="registration_id" value="([^"]+)"'), listed)
+    visit.post("/registrations/cancellation", headers=HTMX,
+               data={"csrf_token": csrf, "registration_id": active})
+    visit.get("/registrations")
+    visit.get("/registrations/pending")
+    visit.post("/agents", data={"csrf_token": csrf, "label": "Ann Lee"},
+               follow_redirects=True)
+    connected = visit.post("/agents", headers=JSON, data={"csrf_token": csrf}).get_json()
+    connection = connected["data"]["connection"]["id"]
+    visit.post(f"/agents/{connection}/disconnect", data={"csrf_token": csrf},
+               follow_redirects=True)
+    return {"connection_id": connection}
 
 
 def _visit_the_other_routes(visit: LanguageRecorder, ids: dict[str, str]) -> None:

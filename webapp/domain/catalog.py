@@ -1,13 +1,16 @@
-"""The site's tool catalog: the only five tools a WebMCP agent may see (DESIGN.md §2).
+"""The site's tool catalog: the only five tools an agent may see (DESIGN.md §2).
 
 Confirming a registration or a cancellation is deliberately *not* a tool: only a person
 finishes a write that takes or gives up a seat. Names are the same in every language; titles
-and descriptions are lazy translations, read in the language of the page that shows the form.
+and descriptions are lazy translations, read in the language of the request. A description
+says what a tool does wherever it is called (an MCP client is shown no page); `on_page` adds
+what its WebMCP form does on the page that offers it.
 """
 
 from flask_babel import lazy_gettext as _l
 
 from ..webmcp.catalog import Catalog
+from ..webmcp.catalog import Hints
 from ..webmcp.catalog import Tool
 from .schemas import GetEventDetailsInput
 from .schemas import PrepareEventRegistrationInput
@@ -15,55 +18,68 @@ from .schemas import PrepareRegistrationCancellationInput
 from .schemas import SaveEventInput
 from .schemas import SearchEventsInput
 
+# Every tool acts on this site only; reading changes nothing and can be repeated at will.
+READS = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+
 CATALOG = Catalog([
     Tool(
         name="search_events",
         title=_l("Search events"),
         description=_l(
-            "Search this site's upcoming events and show the matches on the page. Use only the "
-            "conditions the user gave; a condition set by an earlier search stays until you "
-            "give it \"\" (any). If nothing matches, ask the user before changing any. "
-            "Results carry opaque event ids for get_event_details."),
+            "Search this site's upcoming events. Use only the conditions the user gave; if "
+            "nothing matches, ask the user before changing any. Results carry opaque event "
+            "ids for get_event_details."),
+        on_page=_l("The matches show on the page, and a condition set by an earlier search "
+                   "stays until you give it \"\" (any)."),
         schema=SearchEventsInput,
         autosubmit=True,
+        hints=READS,
     ),
     Tool(
         name="get_event_details",
         title=_l("Event details"),
         description=_l(
-            "Show the full, current details of an event on this page: schedule, venue, "
-            "remaining seats and whether registration is open. Changes nothing."),
+            "Get the full, current details of an event: schedule, venue, remaining seats and "
+            "whether registration is open. Changes nothing."),
+        on_page=_l("They show on the page."),
         schema=GetEventDetailsInput,
         autosubmit=True,
+        hints=READS,
     ),
     Tool(
         name="save_event",
         title=_l("Save event"),
         description=_l(
-            "Save the event shown here to the visitor's saved list. Saving it again changes "
-            "nothing and says it was already saved."),
+            "Save an event to the visitor's saved list. Saving it again changes nothing and "
+            "says it was already saved."),
+        on_page=_l("The event is the one shown here."),
         schema=SaveEventInput,
         autosubmit=True,
         writes="a saved mark (idempotent)",
+        hints=Hints(destructive=False, idempotent=True, open_world=False),
     ),
     Tool(
         name="prepare_event_registration",
         title=_l("Prepare registration"),
         description=_l(
-            "Prepare a registration for the event on this page and show it to the user for "
-            "review. It does not register anyone: only the user can confirm, on the page."),
+            "Prepare a registration for an event and hold it for the user to review. It does "
+            "not register anyone: only the user can confirm, on this site."),
+        on_page=_l("The event is the one on this page; the review shows on the page."),
         schema=PrepareEventRegistrationInput,
         autosubmit=True,
         writes="a pending confirmation only",
+        hints=Hints(destructive=False, open_world=False),
     ),
     Tool(
         name="prepare_registration_cancellation",
         title=_l("Prepare cancellation"),
         description=_l(
-            "Prepare cancelling one of the visitor's active registrations and open the "
-            "confirmation dialog. It does not cancel: only the user can confirm, on the page."),
+            "Prepare cancelling one of the visitor's active registrations and hold it for the "
+            "user to review. It does not cancel: only the user can confirm, on this site."),
+        on_page=_l("The confirmation dialog opens on the page."),
         schema=PrepareRegistrationCancellationInput,
         autosubmit=True,
         writes="a pending confirmation only",
+        hints=Hints(destructive=False, open_world=False),
     ),
 ])

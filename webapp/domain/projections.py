@@ -69,6 +69,13 @@ def register_url(event_id: str) -> str:
     return f"{event_url(event_id)}/register"
 
 
+# Where a person reviews and confirms what is waiting for them (a registration or a
+# cancellation prepared anywhere: on a page, by a browser agent or over MCP).
+PENDING_PATH = "/registrations/pending"
+# Where a person connects an agent that is not in their browser (an MCP client).
+CONNECT_PATH = "/agents"
+
+
 def mask_email(email: str) -> str:
     """Enough of an address to recognise it, never the whole of it: r***@example.com."""
     local, _, domain = email.partition("@")

@@ -53,13 +53,22 @@ INVALID = {
 LONGER_THAN = _l("Longer than maximum length {max}.")
 LENGTH_BETWEEN = _l("Length must be between {min} and {max}.")
 
-EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9-]{0,63}$", error=_l("Not a valid event id."))
-# A registration id as the site makes them (also the shape of a registration's address).
-REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_-]{8,64}"
+# Ids as the site makes them. Written so that a browser compiles them too (the `v` flag wants
+# "-" escaped in a class): a client that is shown no page gets them as the id's pattern.
+EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9\-]{0,63}$", error=_l("Not a valid event id."))
+# A registration id (also the shape of a registration's address).
+REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_\-]{8,64}"
+# An agent connection's id (also the shape of its address).
+CONNECTION_ID_SHAPE = r"agt-[A-Za-z0-9_\-]{12}"
 REGISTRATION_ID = validate.Regexp(f"^{REGISTRATION_ID_SHAPE}$",
                                   error=_l("Not a valid registration id."))
 # Whose words the titles of choices listing events are (the agent reads them as data).
 ORGANIZER_TITLES = _l("organizer-written event titles")
+# Where a client that is shown no page (MCP) gets the ids a page would offer or carry.
+EVENT_ID_SOURCE = _l("Id of an event exactly as search_events returned it; never invent or "
+                     "alter one")
+REGISTRATION_ID_SOURCE = _l("Id of one of the user's active registrations (reg-…), as their My "
+                            "registrations page lists it: ask the user for it; never guess")
 PAGE_SIZE = 10
 # A search counts its matches exactly up to this many (then says `countCapped`) and shows no
 # page past the ones that count can fill: however common its words, a search reads at most
@@ -176,19 +185,21 @@ class GetEventDetailsInput(ToolInput):
         required=True, validate=EVENT_ID,
         metadata={"label": _l("Events on this page"), "widget": "radio",
                   "description": _l("Id of one of the events listed on this page"),
-                  "option_titles": ORGANIZER_TITLES})
+                  "option_titles": ORGANIZER_TITLES, "id_source": EVENT_ID_SOURCE})
 
 
 class SaveEventInput(ToolInput):
     """The event to save: always the one the page or preview pane shows."""
 
-    event_id = fields.String(required=True, validate=EVENT_ID)
+    event_id = fields.String(required=True, validate=EVENT_ID,
+                             metadata={"id_source": EVENT_ID_SOURCE})
 
 
 class PrepareEventRegistrationInput(ToolInput):
     """Who attends the event of the page; nothing is registered until a person confirms."""
 
-    event_id = fields.String(required=True, validate=EVENT_ID)
+    event_id = fields.String(required=True, validate=EVENT_ID,
+                             metadata={"id_source": EVENT_ID_SOURCE})
     attendee_name = fields.String(
         required=True, validate=[length(min=1, max=80), VisibleText()],
         metadata={"label": _l("Attendee name"), "autocomplete": "name",
@@ -209,7 +220,7 @@ class PrepareRegistrationCancellationInput(ToolInput):
         metadata={"label": _l("Your active registrations"), "widget": "radio",
                   "description": _l("Id of the registration to cancel, from the list on this "
                                     "page"),
-                  "option_titles": ORGANIZER_TITLES})
+                  "option_titles": ORGANIZER_TITLES, "id_source": REGISTRATION_ID_SOURCE})
 
 
 class ConfirmInput(ToolInput):
@@ -222,3 +233,19 @@ class ConfirmCancellationInput(ConfirmInput):
     """Confirming a cancellation: the token, and the registration its address names."""
 
     registration_id = fields.String(required=True, validate=REGISTRATION_ID)
+
+
+class ConnectAgentInput(ToolInput):
+    """Connecting an agent (a person's action): a name to know it by on the page."""
+
+    label = fields.String(
+        validate=[length(max=60), VisibleText()],
+        metadata={"label": _l("Name (optional)"), "autocomplete": "off",
+                  "placeholder": _l("e.g. the assistant on my laptop")})
+
+
+class DisconnectAgentInput(ToolInput):
+    """Disconnecting an agent (a person's action): the connection its address names."""
+
+    connection_id = fields.String(required=True, validate=validate.Regexp(
+        f"^{CONNECTION_ID_SHAPE}$", error=_l("Not a valid connection id.")))

@@ -99,6 +99,22 @@ class Confirmation:
     expires_at: datetime
     payload: dict[str, Any] = field(default_factory=dict)
     used_at: datetime | None = None
+    source: str = "human"  # who prepared it: human, agent (WebMCP) or mcp
+
+
+@dataclass(frozen=True)
+class AgentConnection:
+    """An agent a visitor connected over MCP: it acts for them while its token lasts.
+
+    The access token itself is never stored (its hash is, beside this row).
+    """
+
+    id: str
+    visitor_id: str
+    label: str
+    created_at: datetime
+    expires_at: datetime
+    last_used_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +189,21 @@ class Storage(Protocol):
     def get_confirmation(self, token_hash: str) -> Confirmation | None: ...
 
     def use_confirmation(self, token_hash: str, now: datetime) -> None: ...
+
+    def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]: ...
+
+    def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool: ...
+
+    # agent connections
+    def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None: ...
+
+    def agent_connection(self, token_hash: str) -> AgentConnection | None: ...
+
+    def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]: ...
+
+    def agent_connection_used(self, connection_id: str, now: datetime) -> None: ...
+
+    def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool: ...
 
     # activity
     def record_activity(self, entry: Activity) -> None: ...

@@ -127,3 +127,29 @@ def index_filter_pairs(db: Database) -> None:
     table.create_index(["location", "level", "starts_at", "id"],
                        index_name="events_by_location_level")
     table.create_index(["price", "level", "starts_at", "id"], index_name="events_by_price_level")
+
+
+@migrations(name="004_agent_connections")
+def create_agent_connections(db: Database) -> None:
+    """Agents a visitor connected over MCP, and who prepared each confirmation.
+
+    A connection's access token is shown once, on the page that made it; only its hash is
+    stored. `source` lets a person see on their review page who prepared what they confirm.
+    """
+    db.execute(
+        """
+        CREATE TABLE agent_connections (
+            id TEXT PRIMARY KEY,                -- shown on the page, to revoke it
+            token_hash TEXT NOT NULL UNIQUE,    -- SHA-256 of the access token
+            visitor_id TEXT NOT NULL REFERENCES visitors(id),
+            label TEXT NOT NULL,                -- the name the person gave it
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_used_at TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX agent_connections_by_visitor ON agent_connections "
+               "(visitor_id, created_at)")
+    db.execute("ALTER TABLE confirmations ADD COLUMN source TEXT NOT NULL DEFAULT 'human'")
+    db.execute("CREATE INDEX confirmations_by_visitor ON confirmations (visitor_id, expires_at)")

@@ -28,6 +28,7 @@ from sqlite_utils import Database
 
 from ..config import DATABASE_BUSY_TIMEOUT_MS
 from . import Activity
+from . import AgentConnection
 from . import Confirmation
 from . import Event
 from . import EventPage
@@ -167,6 +168,31 @@ def _registration(row: dict[str, Any]) -> Registration:
         cancelled_at=from_text(row["cancelled_at"]) if row["cancelled_at"] else None,
         event_title=row["event_title"],
         event_starts_at=from_text(row["event_starts_at"]),
+    )
+
+
+def _confirmation(row: dict[str, Any]) -> Confirmation:
+    return Confirmation(
+        token_hash=row["token_hash"],
+        visitor_id=row["visitor_id"],
+        action=row["action"],
+        target_id=row["target_id"],
+        payload=json.loads(row["payload"]),
+        created_at=from_text(row["created_at"]),
+        expires_at=from_text(row["expires_at"]),
+        used_at=from_text(row["used_at"]) if row["used_at"] else None,
+        source=row["source"],
+    )
+
+
+def _agent_connection(row: dict[str, Any]) -> AgentConnection:
+    return AgentConnection(
+        id=row["id"],
+        visitor_id=row["visitor_id"],
+        label=row["label"],
+        created_at=from_text(row["created_at"]),
+        expires_at=from_text(row["expires_at"]),
+        last_used_at=from_text(row["last_used_at"]) if row["last_used_at"] else None,
     )
 
 
@@ -563,6 +589,7 @@ class SQLiteStorage:
             "created_at": to_text(confirmation.created_at),
             "expires_at": to_text(confirmation.expires_at),
             "used_at": None,
+            "source": confirmation.source,
         })
 
     @guarded
@@ -570,25 +597,74 @@ class SQLiteStorage:
         """The confirmation with this token hash, or None."""
         rows = list(self.db.query("SELECT * FROM confirmations WHERE token_hash = ?",
                                   [token_hash]))
-        if not rows:
-            return None
-        row = rows[0]
-        return Confirmation(
-            token_hash=row["token_hash"],
-            visitor_id=row["visitor_id"],
-            action=row["action"],
-            target_id=row["target_id"],
-            payload=json.loads(row["payload"]),
-            created_at=from_text(row["created_at"]),
-            expires_at=from_text(row["expires_at"]),
-            used_at=from_text(row["used_at"]) if row["used_at"] else None,
-        )
+        return _confirmation(rows[0]) if rows else None
+
+    @guarded
+    def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]:
+        """The visitor's confirmations neither used nor expired, oldest first."""
+        rows = self.db.query(
+            "SELECT * FROM confirmations WHERE visitor_id = ? AND used_at IS NULL "
+            "AND expires_at > ? ORDER BY created_at, token_hash", [visitor_id, to_text(now)])
+        return [_confirmation(row) for row in rows]
+
+    @guarded
+    def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool:
+        """Bind a pending confirmation to a new token (its old one stops working); False when
+        it was used meanwhile, or is no longer there."""
+        cursor = self.db.execute(
+            "UPDATE confirmations SET token_hash = ? WHERE token_hash = ? AND used_at IS NULL",
+            [new_hash, token_hash])
+        return cursor.rowcount == 1
 
     @guarded
     def use_confirmation(self, token_hash: str, now: datetime) -> None:
         """Spend a confirmation (call inside the transaction that acts on it)."""
         self.db.execute("UPDATE confirmations SET used_at = ? WHERE token_hash = ?",
                         [to_text(now), token_hash])
+
+    # -- agent connections --------------------------------------------------------------
+
+    @guarded
+    def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None:
+        """Store a new connection, known by the hash of its access token."""
+        self._insert("agent_connections", {
+            "id": connection.id,
+            "token_hash": token_hash,
+            "visitor_id": connection.visitor_id,
+            "label": connection.label,
+            "created_at": to_text(connection.created_at),
+            "expires_at": to_text(connection.expires_at),
+            "last_used_at": None,
+        })
+
+    @guarded
+    def agent_connection(self, token_hash: str) -> AgentConnection | None:
+        """The connection whose access token has this hash, or None."""
+        rows = list(self.db.query("SELECT * FROM agent_connections WHERE token_hash = ?",
+                                  [token_hash]))
+        return _agent_connection(rows[0]) if rows else None
+
+    @guarded
+    def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]:
+        """The visitor's connections, newest first."""
+        rows = self.db.query("SELECT * FROM agent_connections WHERE visitor_id = ? "
+                             "ORDER BY created_at DESC, id", [visitor_id])
+        return [_agent_connection(row) for row in rows]
+
+    @guarded
+    def agent_connection_used(self, connection_id: str, now: datetime) -> None:
+        """Note when a connection was last used."""
+        self.db.execute("UPDATE agent_connections SET last_used_at = ? WHERE id = ?",
+                        [to_text(now), connection_id])
+
+    @guarded
+    def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool:
+        """Forget one of the visitor's connections (its token stops working); False when the
+        visitor has no such connection."""
+        cursor = self.db.execute(
+            "DELETE FROM agent_connections WHERE id = ? AND visitor_id = ?",
+            [connection_id, visitor_id])
+        return cursor.rowcount == 1
 
     # -- activity -----------------------------------------------------------------------
 
@@ -621,8 +697,8 @@ class SQLiteStorage:
               visitors_before: datetime) -> dict[str, int]:
         """Delete confirmations that expired before one moment, activity older than another,
         and visitors whose session ended before a third with no active registration (with
-        everything that was theirs: nobody can reach it again). Returns how many rows of
-        each went.
+        everything that was theirs: nobody can reach it again), and agent connections that
+        expired before that third moment. Returns how many rows of each went.
 
         A visitor with an active registration stays: it is a seat on the organizer's list.
         """
@@ -636,8 +712,12 @@ class SQLiteStorage:
                 [to_text(confirmations_before)]).rowcount
             activity = self.db.execute("DELETE FROM activity WHERE at < ?",
                                        [to_text(activity_before)]).rowcount
-            for table in ("saved_events", "confirmations", "registrations", "activity"):
+            connections = self.db.execute("DELETE FROM agent_connections WHERE expires_at < ?",
+                                          [to_text(visitors_before)]).rowcount
+            for table in ("saved_events", "confirmations", "registrations", "activity",
+                          "agent_connections"):
                 self.db.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.db.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                        gone).rowcount
-        return {"confirmations": confirmations, "activity": activity, "visitors": visitors}
+        return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
+                "connections": connections}

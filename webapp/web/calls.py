@@ -1,10 +1,13 @@
-"""What every tool route does the same way: read and validate the input, find the visitor,
-run the route's action (declared with `webmcp.routes.tool_route`), log the call, and map
-storage failures to a safe `internal_error`.
+"""What every tool call does the same way, from a route or over MCP: validate the input with
+the action's schema, find the visitor it acts for, run the action (a route declares it with
+`webmcp.routes.tool_route`), log the call, and map storage failures to a safe
+`internal_error`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from typing import NamedTuple
 
@@ -18,6 +21,7 @@ from ..domain.actions import Action
 from ..domain.actions import ActionContext
 from ..domain.catalog import CATALOG
 from ..storage import Activity
+from ..storage import Storage
 from ..storage import StorageError
 from ..storage.connection import get_db
 from ..webmcp.inputs import InputError
@@ -50,7 +54,16 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         timezone=site_timezone(),
         source=source,
         visitor_id=visitor_id,
+        site_url=site_url(),
+        connection_lifetime=timedelta(
+            seconds=int(current_app.config["AGENT_CONNECTION_TTL"])),
     )
+
+
+def site_url() -> str:
+    """The site's address as this request reached it (behind trusted proxies, as they saw
+    it), for the addresses a person is sent to."""
+    return request.host_url.rstrip("/")
 
 
 class ToolCall(NamedTuple):
@@ -73,45 +86,56 @@ def run_tool(bound: dict[str, Any] | None = None) -> ToolCall:
         raise LookupError("run_tool() needs a route declared with tool_route()")
     action = role.action
     source = request_source()
-    visitor_id = cookie_visitor()
     submitted: dict[str, Any] = {}
+    visitor_id = cookie_visitor()
     if source == "agent" and action.name not in CATALOG:
         # The bridge marks only submits of tool forms: a human-only step (a confirm form)
         # marked as an agent's is refused, whoever sent it (DESIGN.md §3).
         result = people_only(action.name)
     else:
-        result, submitted, visitor_id = _validate_and_run(action, bound, source, visitor_id)
+        try:
+            submitted = read_input()
+        except InputError as error:
+            result = invalid_input(action.name, error.errors)
+        else:
+            writes = request.method == "POST"
+            result, found = perform(action, submitted, source,
+                                    visitor_for_write if writes else lambda db: visitor_id,
+                                    bound)
+            visitor_id = found or visitor_id
     record(Activity(at=site_now(), visitor_id=visitor_id, source=source, action=action.name,
                     status=result.status.word, target_id=result.target))
     return ToolCall(result, submitted)
 
 
-def _validate_and_run(action: Action, bound: dict[str, Any] | None, source: str,
-                      visitor_id: str | None
-                      ) -> tuple[ToolResult, dict[str, Any], str | None]:
-    """Read and validate the input, then run the action (a POST for its visitor); returns
-    the result, the input as submitted and the visitor."""
-    submitted: dict[str, Any] = {}
+def perform(action: Action, submitted: dict[str, Any], source: str,
+            visitor: Callable[[Storage], str | None], bound: dict[str, Any] | None = None,
+            expired: Callable[[str], ToolResult] = session_expired
+            ) -> tuple[ToolResult, str | None]:
+    """Validate `submitted` (and the values `bound` by a page address) with the action's
+    schema, find whom it acts for with `visitor` (which raises SessionExpired when they are
+    gone: answered with `expired`), and run it. Returns the result and the visitor, if one
+    was found.
+    """
     try:
-        submitted = read_input()
         params = load_input(action.schema, submitted, bound)
     except InputError as error:
         if bound and set(error.errors) <= set(bound) - set(submitted):
             return not_found(action.name, _("There is nothing at this address."),
                              next_action=_("Use ids exactly as the site gave them; never "
-                                           "guess.")), submitted, visitor_id
-        return invalid_input(action.name, error.errors), submitted, visitor_id
+                                           "guess.")), None
+        return invalid_input(action.name, error.errors), None
+    visitor_id = None
     try:
         db = get_db()
-        if request.method == "POST":
-            visitor_id = visitor_for_write(db)
+        visitor_id = visitor(db)
         result = action(db, params, action_context(visitor_id, source))
     except SessionExpired:
-        result = session_expired(action.name)
+        result = expired(action.name)
     except StorageError:
         current_app.logger.exception("%s failed in storage", action.name)
         result = internal_error(action.name)
-    return result, submitted, visitor_id
+    return result, visitor_id
 
 
 def record(entry: Activity) -> None:

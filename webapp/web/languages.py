@@ -19,6 +19,7 @@ Both kinds of answer say `Vary: Accept-Language, Cookie`. `/health`, `/openapi.j
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from flask import Flask
 from flask import Response
@@ -138,7 +139,9 @@ def _negotiate() -> BaseResponse | None:
     if (request.method in ("GET", "HEAD") and request.endpoint != "index"
             and not wants_json() and not is_partial()):
         query = request.query_string.decode()
-        target = f"/{g.language}{request.path}" + (f"?{query}" if query else "")
+        # The path as it was sent: decoded, it may hold characters no header may carry.
+        path = quote(request.path, safe="/!$&'()*+,;=:@~")
+        target = f"/{g.language}{path}" + (f"?{query}" if query else "")
         return redirect(target, code=302)
     return None
 

@@ -5,7 +5,8 @@ nor every thread.
 address; reads per address; and registrations prepared for one event per address and per
 e-mail address. A client is the visitor of the session, else the browser session (before its
 first write there is no visitor yet), else the address: so people behind one address (an
-office, a conference Wi-Fi) each have their own budget, under the address's ceiling. A new
+office, a conference Wi-Fi) each have their own budget, under the address's ceiling. An
+agent calling `/mcp` is its access token, else its address; each of its calls is a write. A new
 session costs one GET, so the address, not the session, bounds what one machine can do; and
 every registration is prepared first, so counting those per event bounds the seats one address
 or one e-mail address takes. The address is the connection's, or behind trusted proxies the
@@ -38,8 +39,11 @@ from flask_limiter.util import get_remote_address
 from ..domain.actions.registrations import prepare_event_registration
 from ..webmcp.inputs import InputError
 from ..webmcp.inputs import read_input
+from ..webmcp.mcp import requested_tool_call
 from ..webmcp.routes import current_role
 from ..webmcp.text import Text
+from .mcp import bearer_token
+from .mcp import is_mcp_request
 from .visitors import cookie_visitor
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
@@ -47,11 +51,16 @@ READ_METHODS = ("GET", "HEAD")
 
 
 def client_key() -> str:
-    """Whose budget a request spends: the visitor, else the browser session, else the address.
+    """Whose budget a request spends: the visitor, else the browser session, else the address;
+    over MCP, the agent's access token, else the address.
 
     The session's CSRF secret identifies a browser before its first write created a visitor;
-    only its digest is used, so the secret never reaches the limiter's storage.
+    only its digest is used, so the secret never reaches the limiter's storage (nor does an
+    access token).
     """
+    if is_mcp_request():
+        token = bearer_token()
+        return "agent:" + digest(token) if token else address_key()
     visitor_id = cookie_visitor()
     if visitor_id:
         return f"visitor:{visitor_id}"
@@ -67,19 +76,16 @@ def address_key() -> str:
 
 
 def event_address_key() -> str:
-    """The event of the request's address, and the client's address."""
-    return f"event:{_event_id()}:{address_key()}"
+    """The event a registration is prepared for, and the client's address."""
+    return f"event:{_registration_input('event_id')}:{address_key()}"
 
 
 def event_email_key() -> str:
-    """The event of the request's address, and the e-mail address the input gives, from a form
-    or a JSON body alike (as a digest: no e-mail address reaches the limiter's storage). Case
-    does not make another address."""
-    try:
-        email = str(read_input().get("email", ""))
-    except InputError:  # not even readable: refused as invalid_input after this count
-        email = ""
-    return f"event:{_event_id()}:email:{digest(email.strip().casefold())}"
+    """The event a registration is prepared for, and the e-mail address the input gives, from
+    a form, a JSON body or an MCP call alike (as a digest: no e-mail address reaches the
+    limiter's storage). Case does not make another address."""
+    email = _registration_input("email")
+    return f"event:{_registration_input('event_id')}:email:{digest(email.strip().casefold())}"
 
 
 def digest(text: str) -> str:
@@ -87,17 +93,33 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _event_id() -> str:
-    return str((request.view_args or {}).get("event_id", ""))
+def _registration_input(name: str) -> str:
+    """A field of the registration this request prepares: from the address (the event) and
+    the form or JSON body, or from the arguments of an MCP call."""
+    call = requested_tool_call() if is_mcp_request() else None
+    if call is not None:
+        return str(call.arguments.get(name, ""))
+    if name in (request.view_args or {}):
+        return str((request.view_args or {})[name])
+    try:
+        return str(read_input().get(name, ""))
+    except InputError:  # not even readable: refused as invalid_input after this count
+        return ""
 
 
-def has_visitor() -> bool:
-    """The session already names a visitor: this write does not start one."""
-    return cookie_visitor() is not None
+def starts_no_visitor() -> bool:
+    """This write does not start a visitor: the session names one already, or it is an
+    agent's call over MCP (it acts for the visitor who connected it, or for nobody)."""
+    return cookie_visitor() is not None or is_mcp_request()
 
 
 def not_preparing_a_registration() -> bool:
-    """The request is not a `prepare_event_registration` call."""
+    """The request does not prepare a registration: neither the route of
+    `prepare_event_registration` nor an MCP call of it (a retry that only fetches an earlier
+    call's answer prepares nothing)."""
+    if is_mcp_request():
+        call = requested_tool_call()
+        return call is None or call.name != prepare_event_registration.name or call.resumed
     role = current_role()
     return role is None or role.action is not prepare_event_registration
 
@@ -130,7 +152,7 @@ BUDGETS = (
               "again.")),
     Budget("RATELIMIT_NEW_VISITORS_PER_ADDRESS", address_key, WRITE_METHODS,
            _l("Too many new sessions from your network in a short time. Try again later."),
-           exempt_when=has_visitor),
+           exempt_when=starts_no_visitor),
     Budget("RATELIMIT_READS_PER_ADDRESS", address_key, READ_METHODS,
            _l("Too many requests from your network in a short time. Wait a minute and try "
               "again.")),

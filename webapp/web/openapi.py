@@ -31,7 +31,15 @@ DESCRIPTION = (
     "The routes behind the site's WebMCP tool forms and its human-only confirm forms. Every "
     "route answers the same result envelope: as JSON when the request prefers "
     "application/json, otherwise as an HTML page or htmx partial embedding it as JSON-LD. "
-    "Confirm routes are for people: no agent tool submits them.")
+    "Confirm routes are for people: no agent tool submits them.\n\n"
+    "The same five tools are served to MCP clients at POST /mcp (Streamable HTTP, JSON-RPC "
+    "2.0, application/json answers; protocol versions 2025-06-18 and 2025-11-25 with the "
+    "initialize handshake, and 2026-07-28 with server/discover). tools/list gives each tool's "
+    "input schema and, as its output schema, the Envelope below; tools/call answers the "
+    "envelope as structuredContent. Reading needs nothing; writes act for the visitor who "
+    "connected the agent at /agents (send its access token as Authorization: Bearer ...). "
+    "Registrations and cancellations are only prepared over MCP: the person confirms each one "
+    "at /registrations/pending in their own browser.")
 
 
 def route_answers(rule: Rule, action: RoutedAction) -> tuple[Status, ...]:

@@ -15,6 +15,7 @@ from werkzeug.routing import BaseConverter
 
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
+from ..domain.projections import PENDING_PATH
 from ..domain.schemas import REGISTRATION_ID_SHAPE
 from ..storage.connection import get_db
 from ..webmcp.negotiation import page_result
@@ -131,6 +132,16 @@ def confirm_cancellation(registration_id: str) -> Response:
     context = {} if wants_json() else _index_context()
     return render_post_result(result, "error.html", "registrations/_panel.html",
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
+
+
+@page_route(bp, PENDING_PATH, "review_pending")
+def pending() -> Response:
+    """What waits for the visitor to confirm, wherever it was prepared (on a page, or by an
+    agent over MCP), each with its human-only confirm form and a token made for this view."""
+    db = get_db()
+    reviews = actions.pending_reviews(db, action_context(live_visitor(db)))
+    return with_vary(render_template("registrations/pending.html", result=page_result(),
+                                     reviews=reviews))
 
 
 @page_route(bp, "/registrations/<registration_id:registration_id>", "view_registration")

@@ -51,6 +51,14 @@ ACTIVITY_ACTIONS = {
     "confirm_registration": _l("Confirm registration"),
     "prepare_registration_cancellation": _l("Prepare registration cancellation"),
     "confirm_cancellation": _l("Confirm cancellation"),
+    "connect_agent": _l("Connect an agent"),
+    "disconnect_agent": _l("Disconnect an agent"),
+}
+# Who did it: the person, their agent in this browser (WebMCP), or an agent they connected.
+SOURCES = {
+    "human": _l("You"),
+    "agent": _l("Your agent"),
+    "mcp": _l("Your connected agent"),
 }
 OUTCOMES = {
     "success": _l("success"),
@@ -68,6 +76,11 @@ OUTCOMES = {
 def activity_action(name: str) -> str:
     """What an activity line did, in words (an action added later reads as its name)."""
     return str(ACTIVITY_ACTIONS.get(name, name.replace("_", " ").capitalize()))
+
+
+def activity_source(source: str) -> str:
+    """Who did what an activity line (or a pending confirmation) records, in words."""
+    return str(SOURCES.get(source, source))
 
 
 def activity_outcome(status: str) -> str:
@@ -93,4 +106,5 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_action=activity_action,
-                                 activity_outcome=activity_outcome)
+                                 activity_outcome=activity_outcome,
+                                 activity_source=activity_source)

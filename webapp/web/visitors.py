@@ -50,16 +50,23 @@ def visitor_for_write(db: Storage) -> str:
 
     Raises SessionExpired when the cookie names a visitor whose session is over.
     """
-    now = site_now()
     visitor_id: str | None = session.get(VISITOR_KEY)
     if visitor_id is not None:
-        expires = db.visitor_expires_at(visitor_id)
-        if expires is None or expires <= now:
-            raise SessionExpired
-        db.extend_visitor(visitor_id, now + _lifetime())
-        return visitor_id
+        return keep_alive(db, visitor_id)
+    now = site_now()
     visitor_id = f"vis-{secrets.token_urlsafe(16)}"
     db.create_visitor(visitor_id, now, now + _lifetime())
     session[VISITOR_KEY] = visitor_id
     session.permanent = True
+    return visitor_id
+
+
+def keep_alive(db: Storage, visitor_id: str) -> str:
+    """Extend the session of the visitor a write belongs to (from their cookie, or the agent
+    they connected); SessionExpired when it is already over."""
+    now = site_now()
+    expires = db.visitor_expires_at(visitor_id)
+    if expires is None or expires <= now:
+        raise SessionExpired
+    db.extend_visitor(visitor_id, now + _lifetime())
     return visitor_id

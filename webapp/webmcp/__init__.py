@@ -4,7 +4,9 @@
 
 What a request needs lives here: `catalog` (tools as data), `result` (the envelope), `forms`
 (schema -> controls), `inputs` (request -> validated input), `negotiation` (JSON / partial /
-page answers), `apidoc` (OpenAPI) and the macros in `templates/webmcp/`. What development
+page answers), `input_schema` (each tool's JSON Schema, as a browser derives it from the
+form or for a client shown no page), `apidoc` (OpenAPI), `mcp` (the same tools for MCP
+clients) and the macros in `templates/webmcp/`. What development
 needs lives in `dev/` — schema synthesis, the linter and the `flask webmcp lint|manifest`
 commands — and is imported only when such a command or a test runs.
 """

@@ -8,8 +8,10 @@ describes one route from the marshmallow schema that validates it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from typing import cast
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
@@ -169,7 +171,10 @@ def _inline(spec: APISpec, schema: Schema) -> dict[str, Any]:
 
 def _converter(spec: APISpec) -> OpenAPIConverter:
     """The converter of the spec's MarshmallowPlugin (which the spec sets up on joining it)."""
-    plugin = next(p for p in spec.plugins if isinstance(p, MarshmallowPlugin))
+    return _converter_of(next(p for p in spec.plugins if isinstance(p, MarshmallowPlugin)))
+
+
+def _converter_of(plugin: MarshmallowPlugin) -> OpenAPIConverter:
     if plugin.converter is None:
         raise LookupError("the MarshmallowPlugin was never given to an APISpec")
     return plugin.converter
@@ -185,3 +190,15 @@ def _openapi_path(rule: Rule) -> str:
 def statuses(*words: str) -> tuple[Status, ...]:
     """Statuses by their envelope words, e.g. statuses("success", "not_found")."""
     return tuple(Status.from_word(word) for word in words)
+
+
+def envelope_json_schema() -> dict[str, Any]:
+    """The envelope as one self-contained JSON Schema (nested parts inlined, no $ref): what an
+    MCP client is told a tool's structured result looks like (its outputSchema)."""
+    # A resolver that names no schema makes apispec inline nested ones (its annotation says
+    # a resolver always returns a name; its documentation says None inlines).
+    inline = cast(Callable[[type[Schema]], str], lambda schema: None)
+    plugin = MarshmallowPlugin(schema_name_resolver=inline)
+    APISpec(title="envelope", version="1", openapi_version="3.1.0", plugins=[plugin])
+    schema: dict[str, Any] = _converter_of(plugin).schema2jsonschema(EnvelopeSchema)
+    return schema

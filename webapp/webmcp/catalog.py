@@ -10,9 +10,23 @@ from dataclasses import dataclass
 from marshmallow import Schema
 
 from .text import Text
+from .text import _
 
 # Chromium registers a declarative tool only when its name matches this (webmcp.md §1.1).
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+@dataclass(frozen=True)
+class Hints:
+    """How a tool behaves, as MCP's tool annotations say it: hints for clients, never rules.
+
+    The defaults are MCP's (a tool may change anything, anywhere, each time it is called).
+    """
+
+    read_only: bool = False  # changes nothing
+    destructive: bool = True  # may change or remove what is there (else: only adds)
+    idempotent: bool = False  # calling it again with the same input changes nothing more
+    open_world: bool = True  # reaches beyond this site
 
 
 @dataclass(frozen=True)
@@ -20,7 +34,10 @@ class Tool:
     """One agent tool: a name, what it does, the schema of its inputs (the routes that run it
     and the pages that offer it say so where they are declared).
 
-    The name is the same in every language; the title and description are read in the
+    `description` says what the tool does wherever it is called; `on_page` adds what it does
+    on the page that offers its form (a WebMCP form's tooldescription is both: see
+    `form_description`), so an agent that is shown no page (MCP) reads no word about one.
+    The name is the same in every language; the title and descriptions are read in the
     language of the request (see `text.Text`).
     """
 
@@ -30,12 +47,22 @@ class Tool:
     schema: type[Schema]
     autosubmit: bool
     writes: str = "nothing"
+    on_page: Text | None = None
+    hints: Hints = Hints()
 
     def __post_init__(self) -> None:
         if not TOOL_NAME_RE.fullmatch(self.name):
             raise ValueError(f"invalid tool name {self.name!r}")
         if not str(self.description).strip():
             raise ValueError(f"tool {self.name!r} needs a description")
+
+    @property
+    def form_description(self) -> str:
+        """The tooldescription of the tool's form: what it does, then what it does on the page."""
+        if self.on_page is None:
+            return str(self.description)
+        return _("%(description)s %(on_page)s") % {"description": str(self.description),
+                                                    "on_page": str(self.on_page)}
 
 
 class Catalog:

@@ -14,11 +14,14 @@ Field metadata understood here:
     option_titles   for choices the page supplies: whose words their titles are (e.g.
                     "organizer-written event titles"); the description says so, since the
                     titles reach the agent's schema as written (linter rule WMCP017)
+    id_source       for an id a page offers as options or carries in its address: where a
+                    client that is shown no page (MCP) gets such ids; its description there
     empty_label     text of the "" option of an optional <select> (meaning "any")
     autocomplete, placeholder, inputmode   passed through to the control
 
 A field may also be *bound* to the page (e.g. the event a detail page shows): it then travels in
-the form's action URL, not as a control, and the agent does not see it.
+the form's action URL, not as a control, and the agent does not see it. A client that is shown
+no page gets every field as an input (`remote_controls`).
 """
 
 from __future__ import annotations
@@ -203,4 +206,22 @@ def controls_for(schema: type[Schema] | Schema, values: Mapping[str, Any] | None
             field_errors = (field_errors,)
         controls.append(control_for(name, field_obj, values.get(name), field_errors,
                                     choices.get(name)))
+    return controls
+
+
+def remote_controls(schema: type[Schema] | Schema) -> list[Control]:
+    """Every field of a tool as an input, for a client that is shown no page (MCP).
+
+    A field with `id_source` (an id a page offers as options or carries in its address) is a
+    text input of its pattern, described by where such ids come from; every other field is
+    the control its form shows.
+    """
+    controls = []
+    for name, field_obj in agent_fields(schema).items():
+        source = field_obj.metadata.get("id_source")
+        if source is None:
+            controls.append(control_for(name, field_obj))
+            continue
+        controls.append(Control(name=name, kind="input", label=name, description=str(source),
+                                required=field_obj.required, attrs=_constraints(field_obj)))
     return controls

@@ -44,24 +44,28 @@ def flatten_messages(messages: Any, prefix: str = "") -> Errors:
 
 
 def read_input() -> dict[str, Any]:
-    """The submitted fields: query string for GET, JSON or form body otherwise.
-
-    Blank values and nulls mean "not given" (a form submits every field, a JSON client only
-    the ones it cares about, and both must mean the same thing). The CSRF field is not input.
-    """
-    csrf_field = current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")
+    """The submitted fields: query string for GET, JSON or form body otherwise (see
+    `input_fields`)."""
     if request.method in ("GET", "HEAD"):
-        source: Mapping[str, Any] = request.args
-    elif request.is_json:
+        return input_fields(request.args)
+    if request.is_json:
         try:
             body = request.get_json(silent=True)
         except RecursionError:  # nested deeper than the parser goes: not an object either
             body = None
         if not isinstance(body, dict):
             raise InputError({"_schema": [_("The body must be a JSON object.")]})
-        source = body
-    else:
-        source = request.form
+        return input_fields(body)
+    return input_fields(request.form)
+
+
+def input_fields(source: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a query string, a form, a JSON object or an MCP call's arguments.
+
+    Blank values and nulls mean "not given" (a form submits every field, a JSON client only
+    the ones it cares about, and both must mean the same thing). The CSRF field is not input.
+    """
+    csrf_field = current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")
     data: dict[str, Any] = {}
     errors: Errors = {}
     for key in source:

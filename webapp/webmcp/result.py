@@ -181,3 +181,18 @@ def rate_limited(action: str, message: str | None = None, window: str | None = N
         message=message or _("Too many requests in a short time. Wait a minute and try again."),
         next_action=wait,
     )
+
+
+def not_connected(action: str, address: str) -> ToolResult:
+    """A write from an agent that acts for nobody (it sent no access token, or one that
+    expired or was revoked): a person must connect it at `address` first."""
+    return ToolResult(
+        action=action,
+        status=Status.SESSION_EXPIRED,
+        message=_("This agent is not connected to a visitor of this site, or its access token "
+                  "expired or was revoked."),
+        next_action=_("Stop. Ask the user to open %(address)s in the browser they use this "
+                      "site with, connect you there and give you the access token it shows; "
+                      "send it as “Authorization: Bearer …”. Do not retry before.")
+        % {"address": address},
+    )

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import replace
 from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -29,12 +30,16 @@ from ..catalog import CATALOG
 
 @dataclass(frozen=True)
 class ActionContext:
-    """Who asks, and when."""
+    """Who asks, when, and where: `site_url` is the site's address as the request reached it
+    (scheme and host), for the addresses a person is sent to; `connection_lifetime` is how
+    long an agent connection made now lasts."""
 
     now: datetime
     timezone: ZoneInfo
     source: str = "human"
     visitor_id: str | None = None
+    site_url: str = ""
+    connection_lifetime: timedelta = timedelta(days=30)
 
 
 ActionFunction = Callable[[Storage, dict[str, Any], ActionContext], ToolResult]

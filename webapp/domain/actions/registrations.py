@@ -5,6 +5,11 @@ single-use token (only its hash is stored) bound to the visitor, the action and 
 valid for five minutes. The page shows the token in a human-only confirm form (no `toolname`).
 Confirming spends the token and changes the seats in one transaction that re-checks
 everything, so concurrent confirmations can never sell more seats than there are.
+
+A confirmation prepared where no page shows it (by an agent over MCP) waits on the visitor's
+review page (`pending_reviews`): each time that page is shown it binds every pending
+confirmation to a fresh token, shown only there, so the person can confirm in their own
+browser while every rule above still holds (the old token stops working).
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
 from ...storage import Confirmation
+from ...storage import Event
 from ...storage import Registration
 from ...storage import Storage
 from ...webmcp.result import Status
 from ...webmcp.result import ToolResult
 from ...webmcp.result import conflict
 from ...webmcp.result import not_found
+from ..projections import PENDING_PATH
 from ..projections import activity_view
 from ..projections import event_details
 from ..projections import event_state
@@ -47,11 +54,19 @@ CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
 
 
-def ask_the_person(button: object) -> str:
-    """What an agent is told after a prepare: let the person confirm on the page."""
-    return _("Ask the user to review this on the page and press “%(button)s” themselves. Do "
-             "not submit that form: it is not a tool, and only the user may confirm.",
-             button=str(button))
+def ask_the_person(button: object, address: str) -> str:
+    """What an agent is told after a prepare: let the person confirm, on the page that shows
+    it or on their review page at `address`."""
+    return _("Ask the user to review it and press “%(button)s” themselves, on the page that "
+             "shows it or at %(address)s in the browser they use this site with. Do not submit "
+             "that form: it is not a tool, and only the user may confirm.",
+             button=str(button), address=address)
+
+
+def pending_url(ctx: ActionContext) -> str:
+    """The absolute address of the visitor's review page (in the language their browser
+    chooses)."""
+    return ctx.site_url + PENDING_PATH
 
 
 def hash_token(token: str) -> str:
@@ -81,14 +96,16 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
     expires = ctx.now + CONFIRMATION_LIFETIME
     db.create_confirmation(Confirmation(
         token_hash=hash_token(token), visitor_id=ctx.visitor_id, action=confirms,
-        target_id=target, created_at=ctx.now, expires_at=expires, payload=payload))
+        target_id=target, created_at=ctx.now, expires_at=expires, payload=payload,
+        source=ctx.source))
     return ToolResult(
         action=name,
         status=Status.CONFIRMATION_REQUIRED,
         message=message,
-        data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)}},
+        data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)},
+              "reviewUrl": pending_url(ctx)},
         requires_user_decision=True,
-        next_action=ask_the_person(button),
+        next_action=ask_the_person(button, pending_url(ctx)),
         untrusted_fields=untrusted,
         target=target,
         page_only={"confirmation_token": token},
@@ -149,19 +166,25 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
         return conflict(name, _("You are already registered for this event."),
                         next_action=_("Tell the user they are already registered; see "
                                       "/registrations."))
+    payload = {"attendeeName": params["attendee_name"], "email": params["email"]}
     return _await_person(
-        db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id,
-        payload={"attendeeName": params["attendee_name"], "email": params["email"]},
-        review={
-            "event": {"id": event.id, "url": event_url(event.id), "title": event.title,
-                      "startsAt": local_time(event.starts_at, ctx.timezone),
-                      "venue": event.venue},
-            "attendeeName": params["attendee_name"],
-            "email": mask_email(params["email"]),
-        },
+        db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id, payload=payload,
+        review=registration_review(event, payload, ctx),
         button=CONFIRM_REGISTRATION_BUTTON,
-        message=_("Nothing is registered yet: the user must review and confirm on the page."),
+        message=_("Nothing is registered yet: the user must review and confirm it on this "
+                  "site."),
         untrusted=("data.review.event.title", "data.review.event.venue"))
+
+
+def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContext
+                        ) -> dict[str, Any]:
+    """What a person reviews before confirming a registration (the e-mail masked)."""
+    return {
+        "event": {"id": event.id, "url": event_url(event.id), "title": event.title,
+                  "startsAt": local_time(event.starts_at, ctx.timezone), "venue": event.venue},
+        "attendeeName": payload["attendeeName"],
+        "email": mask_email(payload["email"]),
+    }
 
 
 @action(CONFIRM_REGISTRATION, schema=ConfirmInput, creates=True,
@@ -217,14 +240,19 @@ def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
         return conflict(name, _("This registration is already cancelled."))
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_CANCELLATION, target=registration.id,
-        payload={},
-        review={
-            "registration": registration_summary(registration, ctx.timezone),
-            "effect": _("Cancelling frees one seat for someone else and cannot be undone."),
-        },
+        payload={}, review=cancellation_review(registration, ctx),
         button=CONFIRM_CANCELLATION_BUTTON,
-        message=_("Nothing is cancelled yet: the user must confirm in the dialog on the page."),
+        message=_("Nothing is cancelled yet: the user must review and confirm it on this "
+                  "site."),
         untrusted=("data.review.registration.eventTitle",))
+
+
+def cancellation_review(registration: Registration, ctx: ActionContext) -> dict[str, Any]:
+    """What a person reviews before confirming a cancellation."""
+    return {
+        "registration": registration_summary(registration, ctx.timezone),
+        "effect": _("Cancelling frees one seat for someone else and cannot be undone."),
+    }
 
 
 @action(CONFIRM_CANCELLATION, schema=ConfirmCancellationInput,
@@ -274,9 +302,10 @@ def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[st
 
 def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
                            ) -> dict[str, Any]:
-    """The visitor's registrations (active, then cancelled) and their latest activity."""
+    """The visitor's registrations (active, then cancelled), their latest activity and how
+    many confirmations wait for them."""
     if ctx.visitor_id is None:
-        return {"active": [], "cancelled": [], "activity": []}
+        return {"active": [], "cancelled": [], "activity": [], "pending": 0}
     registrations = [registration_summary(r, ctx.timezone)
                      for r in db.visitor_registrations(ctx.visitor_id)]
     return {
@@ -284,6 +313,7 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
         "activity": [activity_view(entry, ctx.timezone)
                      for entry in db.recent_activity(ctx.visitor_id, activity_shown)],
+        "pending": len(db.pending_confirmations(ctx.visitor_id, ctx.now)),
     }
 
 
@@ -292,3 +322,40 @@ def registration_details(db: Storage, registration_id: str, ctx: ActionContext
     """One of the visitor's registrations as its page shows it (another visitor's is None)."""
     found = own_registration(db, registration_id, ctx.visitor_id)
     return registration_summary(found, ctx.timezone) if found else None
+
+
+def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
+    """What waits for the visitor to confirm, each with a fresh token for its human-only
+    confirm form (only the page shows it): `confirms` (the action), `review` (as its prepare
+    answered), `expiresAt`, `source` (who prepared it) and `token`.
+
+    Showing them binds each to a new token, so a token shown earlier stops working; one that
+    was used meanwhile, or whose event or registration is gone or already cancelled, is left
+    out.
+    """
+    if ctx.visitor_id is None:
+        return []
+    reviews = []
+    for confirmation in db.pending_confirmations(ctx.visitor_id, ctx.now):
+        review = _review_of(db, confirmation, ctx)
+        token = secrets.token_urlsafe(32)
+        if review is None or not db.reissue_confirmation(confirmation.token_hash,
+                                                         hash_token(token)):
+            continue
+        reviews.append({"confirms": confirmation.action, "review": review,
+                        "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
+                        "source": confirmation.source, "token": token})
+    return reviews
+
+
+def _review_of(db: Storage, confirmation: Confirmation, ctx: ActionContext
+               ) -> dict[str, Any] | None:
+    """The review of a pending confirmation, as its prepare answered; None when there is
+    nothing left to confirm."""
+    if confirmation.action == CONFIRM_REGISTRATION:
+        event = db.get_event(confirmation.target_id)
+        return registration_review(event, confirmation.payload, ctx) if event else None
+    registration = own_registration(db, confirmation.target_id, ctx.visitor_id)
+    if registration is None or registration.state != "active":
+        return None
+    return cancellation_review(registration, ctx)

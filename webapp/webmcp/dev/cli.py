@@ -13,12 +13,12 @@ from flask import current_app
 from flask.cli import AppGroup
 from werkzeug.utils import import_string
 
+from ..input_schema import expected_input_schema
 from ..routes import offering_routes
 from .lint import RULES
 from .lint import Linter
 from .lint import Samples
 from .lint import as_request
-from .schema import expected_input_schema
 from .schema import page_context
 
 
@@ -96,6 +96,7 @@ def manifest(app: Flask) -> dict[str, Any]:
         "name": tool.name,
         "title": str(tool.title),
         "description": str(tool.description),
+        "formDescription": tool.form_description,
         "autosubmit": tool.autosubmit,
         "writes": tool.writes,
         "pages": offered.get(tool.name, []),

@@ -42,11 +42,11 @@ from ..catalog import TOOL_NAME_RE
 from ..catalog import Catalog
 from ..catalog import Tool
 from ..forms import agent_fields
+from ..input_schema import expected_input_schema
+from ..patterns import is_valid_pattern
 from ..routes import route_rule
-from .patterns import is_valid_pattern
 from .schema import Parameter
 from .schema import attribute
-from .schema import expected_input_schema
 from .schema import input_type_of
 from .schema import listed_controls
 from .schema import page_context
@@ -423,7 +423,7 @@ def check_metadata(form: Tag, tool: Tool) -> Iterator[Problem]:
         yield Problem("WMCP009", f"{tool.name} must be submitted by a person: remove "
                                  "toolautosubmit", tool=tool.name)
     differs = [attribute for attribute, same in (
-        ("tooldescription", attribute(form, "tooldescription") == str(tool.description)),
+        ("tooldescription", attribute(form, "tooldescription") == tool.form_description),
         ("tooltitle", attribute(form, "tooltitle") == str(tool.title)),
         ("toolautosubmit", autosubmit or not tool.autosubmit),
     ) if not same]

@@ -1,0 +1,226 @@
+"""The official MCP Python SDK's `Client` against gunicorn with four workers, in both of its
+modes: "legacy" (the initialize handshake) and "auto" (it probes `server/discover` and speaks
+2026-07-28). It lists the catalog, calls every tool and gets what the JSON routes answer the
+same visitor, and can prepare but never finish a registration or a cancellation.
+`pytest -s` prints the tool list as the client read it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import JSON
+from mcp.shared.exceptions import MCPError
+from mcp_sdk import connect_over_http
+from mcp_sdk import in_thread
+from mcp_sdk import sdk_client
+from servers import HttpVisitor
+from servers import gunicorn
+
+from webapp.domain.catalog import CATALOG
+from webapp.webmcp.apidoc import envelope_json_schema
+from webapp.webmcp.input_schema import remote_input_schema
+
+MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+EVENT = "evt-webmcp-intro"
+ATTENDEE = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """The app under gunicorn (four workers: consecutive calls reach different ones)."""
+    database = tmp_path_factory.mktemp("mcp") / "events.sqlite"
+    with gunicorn(database, workers=4, threads=2) as (base, _):
+        yield base, database
+
+
+@pytest.fixture(params=list(MODES))
+def mode(request) -> str:
+    return str(request.param)
+
+
+def registrations(database: Path) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(database) as conn:
+        return conn.execute("SELECT event_id, state FROM registrations ORDER BY 1").fetchall()
+
+
+def listed(base: str, mode: str, language: str = "en") -> tuple[str, list[Any]]:
+    async def work() -> tuple[str, list[Any]]:
+        async with sdk_client(base, mode, language=language) as client:
+            return client.protocol_version, (await client.list_tools()).tools
+    return in_thread(work)
+
+
+def test_each_mode_lists_the_catalog(site, mode):
+    base, _ = site
+    version, tools = listed(base, mode)
+    assert version == MODES[mode]
+    assert [tool.name for tool in tools] == CATALOG.names
+    for tool in tools:
+        entry = CATALOG[tool.name]
+        assert (tool.title, tool.description) == (str(entry.title), str(entry.description))
+        assert tool.input_schema == remote_input_schema(entry)
+        assert tool.output_schema == envelope_json_schema()
+        assert tool.annotations is not None
+        hints = entry.hints
+        assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
+                tool.annotations.idempotent_hint, tool.annotations.open_world_hint) == (
+            hints.read_only, hints.destructive, hints.idempotent, False)
+    print(f"\ntools/list as the SDK's Client read it (mode={mode!r}, protocol {version}):")
+    for tool in tools:
+        annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        inputs = ", ".join(f"{name}{'*' if name in tool.input_schema['required'] else ''}"
+                           for name in tool.input_schema["properties"])
+        print(f"  {tool.name} ({tool.title}) [{inputs}] {json.dumps(annotations)}")
+        print(f"    {tool.description}")
+
+
+def test_the_list_reads_chinese_when_asked(site):
+    base, _ = site
+    _, tools = listed(base, "auto", "zh-TW")
+    assert tools[0].title == "搜尋活動" and tools[0].name == "search_events"
+
+
+def calls(base: str, mode: str, token: str | None,
+          wanted: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """The results of calling each (tool, arguments) in turn, on one client."""
+    async def work() -> list[Any]:
+        async with sdk_client(base, mode, token) as client:
+            await client.list_tools()
+            return [await client.call_tool(name, arguments) for name, arguments in wanted]
+    return in_thread(work)
+
+
+def without_time(envelope: dict[str, Any]) -> dict[str, Any]:
+    """An envelope without the moment a review expires (the server keeps the real clock)."""
+    copy: dict[str, Any] = json.loads(json.dumps(envelope))
+    review = copy.get("data", {}).get("review")
+    if review:
+        expires = datetime.fromisoformat(review.pop("expiresAt"))
+        assert timedelta(0) < expires - datetime.now(expires.tzinfo) <= timedelta(minutes=5)
+    return copy
+
+
+def test_every_tool_answers_the_sdk_as_its_route(site, mode):
+    base, _ = site
+    person, token, registration = registered_with_an_agent(base, "evt-agent-testing")
+    wanted = [
+        ("search_events", {"query": "webmcp", "location": "taipei"}),
+        ("search_events", {"query": "no-event-has-this-word"}),
+        ("get_event_details", {"event_id": EVENT}),
+        ("get_event_details", {"event_id": "evt-no-such-event"}),
+        ("save_event", {"event_id": EVENT}),
+        ("prepare_event_registration", {"event_id": EVENT, **ATTENDEE}),
+        ("prepare_event_registration", {"event_id": "evt-agent-testing", **ATTENDEE}),
+        ("prepare_registration_cancellation", {"registration_id": registration}),
+        ("prepare_registration_cancellation", {"registration_id": "reg-aaaaaaaaaaaa"}),
+    ]
+    results = calls(base, mode, token, wanted)
+    routes = [
+        person.request("GET", "/events?query=webmcp&location=taipei", headers=JSON),
+        person.request("GET", "/events?query=no-event-has-this-word", headers=JSON),
+        person.request("GET", f"/events/details?event_id={EVENT}", headers=JSON),
+        person.request("GET", "/events/details?event_id=evt-no-such-event", headers=JSON),
+        person.post(f"/events/{EVENT}/save", headers=JSON),
+        person.post(f"/events/{EVENT}/register", ATTENDEE, headers=JSON),
+        person.post("/events/evt-agent-testing/register", ATTENDEE, headers=JSON),
+        person.post("/registrations/cancellation", {"registration_id": registration},
+                    headers=JSON),
+        person.post("/registrations/cancellation", {"registration_id": "reg-aaaaaaaaaaaa"},
+                    headers=JSON),
+    ]
+    statuses = []
+    for (name, _), result, answer in zip(wanted, results, routes, strict=True):
+        from_route = answer.json()
+        statuses.append(from_route["status"])
+        over_mcp = result.structured_content
+        if name == "save_event":  # the route saves second: "already saved"
+            assert over_mcp["data"]["alreadySaved"] is False
+            assert from_route["data"]["alreadySaved"] is True
+            continue
+        assert without_time(over_mcp) == without_time(from_route), name
+        assert json.loads(result.content[0].text) == over_mcp
+        assert result.is_error is (from_route["status"] not in (
+            "success", "no_results", "confirmation_required"))
+    assert statuses == ["success", "no_results", "success", "not_found", "success",
+                        "confirmation_required", "conflict", "confirmation_required",
+                        "not_found"]
+
+
+def registered_with_an_agent(base: str, event_id: str) -> tuple[HttpVisitor, str, str]:
+    """A person who connected an agent and registered for an event: the person, the agent's
+    token and the registration's id."""
+    person = HttpVisitor(base)
+    token = connect_over_http(person)
+    return person, token, register_as_person(person, event_id)
+
+
+def register_as_person(person: HttpVisitor, event_id: str) -> str:
+    """The person registers through the site (prepare, then the human-only confirm)."""
+    token = person.prepare_registration(event_id, "Ann Lee", "ann@example.com")
+    confirmed = person.confirm_registration(token).json()
+    assert confirmed["status"] == "success"
+    registration: str = confirmed["data"]["registration"]["id"]
+    return registration
+
+
+def test_the_sdk_prepares_but_never_finishes(site, mode):
+    base, database = site
+    _, token, registration = registered_with_an_agent(base, "evt-ai-agents-taichung")
+    before = registrations(database)
+
+    async def work() -> list[Any]:
+        answers: list[Any] = []
+        async with sdk_client(base, mode, token) as client:
+            await client.list_tools()
+            for name, arguments in (
+                    ("prepare_event_registration", {"event_id": EVENT, **ATTENDEE}),
+                    ("prepare_registration_cancellation", {"registration_id": registration})):
+                answers.append((await client.call_tool(name, arguments)).structured_content)
+            for name in ("confirm_registration", "confirm_cancellation"):
+                try:
+                    await client.call_tool(name, {"confirmation_token": "x",
+                                                  "registration_id": registration})
+                except MCPError as refused:
+                    answers.append(refused.error.code)
+        return answers
+
+    prepared_registration, prepared_cancellation, *refusals = in_thread(work)
+    assert prepared_registration["status"] == "confirmation_required"
+    assert prepared_cancellation["status"] == "confirmation_required"
+    assert prepared_registration["data"]["reviewUrl"] == f"{base}/registrations/pending"
+    assert refusals == [-32602, -32602]  # unknown tools: there are no confirm tools
+    assert registrations(database) == before
+
+
+def test_a_client_that_opens_urls_gets_the_review_page_then_the_answer(site):
+    """URL-mode elicitation across workers: the retry's requestState is signed, not
+    remembered, so whichever worker gets the retry answers it."""
+    base, database = site
+    person = HttpVisitor(base)
+    token = connect_over_http(person)
+    opened: list[str] = []
+
+    async def work() -> Any:
+        async def open_page(context: Any, params: Any) -> Any:
+            import mcp_types as types
+            opened.append(params.url)
+            return types.ElicitResult(action="accept")
+
+        async with sdk_client(base, "auto", token, elicitation=open_page) as client:
+            await client.list_tools()
+            return await client.call_tool("prepare_event_registration",
+                                          {"event_id": "evt-agent-testing", **ATTENDEE})
+
+    before = registrations(database)
+    result = in_thread(work)
+    assert opened == [f"{base}/registrations/pending"]
+    assert result.structured_content["status"] == "confirmation_required"
+    assert registrations(database) == before  # accepting opened a page; it confirmed nothing
