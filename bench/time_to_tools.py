@@ -10,16 +10,24 @@ that before the response arrives (measured under load: 238 ms instead of 84 ms m
 The baseline, loaded in the same rounds, is the smallest page that registers a tool: one
 declarative form, answered by the browser itself, so neither the server nor the site's CSS
 and JS are in it. It shows what this machine allows at that moment.
+
+Every page that offers tools is measured, as a visitor first opens it: the list, an event's
+page, its registration page, and the visitor's registrations (for which the visitor of each
+cold load has registered beforehand, or the page would offer no tool).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser
+from playwright.sync_api import BrowserContext
 
+from .round_trip import register
 from .stats import ratios
 from .stats import spread
 
@@ -53,15 +61,36 @@ def elsewhere(url: str) -> str:
     return f"http://localhost:{urlsplit(url).port}{ELSEWHERE}"
 
 
-def cold_load(browser: Browser, url: str, tools: list[str], html: str | None = None
-              ) -> dict[str, float]:
+@dataclass(frozen=True)
+class Page:
+    """A page to load, the tools it offers, and what its visitor did before (if anything)."""
+
+    path: str  # "{event}" is an open event with seats to spare
+    tools: tuple[str, ...]
+    registered: bool = False
+
+
+# The pages people land on: those in Chinese, the site's default language.
+PAGES = (
+    Page("/zh-TW/events", ("search_events", "get_event_details")),
+    Page("/zh-TW/events/{event}", ("get_event_details", "save_event")),
+    Page("/zh-TW/events/{event}/register", ("prepare_event_registration",)),
+    Page("/zh-TW/registrations", ("prepare_registration_cancellation",), registered=True),
+)
+
+
+def cold_load(browser: Browser, url: str, tools: tuple[str, ...], html: str | None = None,
+              before: Callable[[BrowserContext], Any] | None = None) -> dict[str, float]:
     """One load in a fresh context: when the tools were ready, and when the HTML arrived.
 
-    With `html`, the browser answers `url` itself with that page.
+    With `html`, the browser answers `url` itself with that page; `before` runs in the new
+    context first (its requests do not touch the browser's cache).
     """
     context = browser.new_context()
     try:
-        context.add_init_script(WATCH_TOOLS % json.dumps(tools))
+        if before is not None:
+            before(context)
+        context.add_init_script(WATCH_TOOLS % json.dumps(list(tools)))
         if html is not None:
             context.route(url, lambda route: route.fulfill(
                 status=200, content_type="text/html; charset=utf-8", body=html))
@@ -80,21 +109,27 @@ def cold_load(browser: Browser, url: str, tools: list[str], html: str | None = N
 
 
 def measure(base: str, browser: Browser, event_id: str) -> list[dict[str, Any]]:
-    """LOADS cold loads of the baseline, /events and one event's page, interleaved."""
-    pages = {BASELINE_PATH: (["baseline_search"], BASELINE_PAGE),
-             "/zh-TW/events": (["search_events", "get_event_details"], None),
-             f"/zh-TW/events/{event_id}": (["get_event_details", "save_event"], None)}
-    for path, (tools, html) in pages.items():  # a worker's first load compiles its templates
-        cold_load(browser, base + path, tools, html)
-    loads: dict[str, list[dict[str, float]]] = {path: [] for path in pages}
+    """LOADS cold loads of the baseline and of every page, interleaved."""
+    def load(page: Page | None) -> dict[str, float]:
+        if page is None:
+            return cold_load(browser, base + BASELINE_PATH, ("baseline_search",), BASELINE_PAGE)
+        before = (lambda context: register(context, base, event_id)) if page.registered else None
+        return cold_load(browser, base + page.path.format(event=event_id), page.tools,
+                         before=before)
+
+    subjects: list[Page | None] = [None, *PAGES]
+    for subject in subjects:  # a worker's first load compiles its templates
+        load(subject)
+    loads: dict[Page | None, list[dict[str, float]]] = {subject: [] for subject in subjects}
     for _ in range(LOADS):
-        for path, (tools, html) in pages.items():
-            loads[path].append(cold_load(browser, base + path, tools, html))
-    baseline = [load["ready"] for load in loads[BASELINE_PATH]]
-    return [{"page": "baseline: one form, no server" if path == BASELINE_PATH else path,
-             "tools": tools,
-             "readyMs": spread(load["ready"] for load in loads[path]),
-             "readyOverBaseline": ratios([load["ready"] for load in loads[path]], baseline),
-             "responseStartMs": spread(load["responseStart"] for load in loads[path]),
-             "responseEndMs": spread(load["responseEnd"] for load in loads[path])}
-            for path, (tools, _) in pages.items()]
+        for subject in subjects:
+            loads[subject].append(load(subject))
+    baseline = [sample["ready"] for sample in loads[None]]
+    return [{"page": ("baseline: one form, no server" if subject is None
+                      else subject.path.format(event=event_id)),
+             "tools": list(subject.tools) if subject else ["baseline_search"],
+             "readyMs": spread(sample["ready"] for sample in samples),
+             "readyOverBaseline": ratios([sample["ready"] for sample in samples], baseline),
+             "responseStartMs": spread(sample["responseStart"] for sample in samples),
+             "responseEndMs": spread(sample["responseEnd"] for sample in samples)}
+            for subject, samples in loads.items()]
