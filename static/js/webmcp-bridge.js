@@ -116,10 +116,9 @@
     });
   }
 
-  /* Swap the partial with htmx's own swap (history, out-of-band parts); resolves with whether
-     the swap touched a tool form. */
-  function swapLikeHtmx(form, request, place, html) {
-    var push = attr(form, "hx-push-url");
+  /* Swap the partial with htmx's own swap (out-of-band parts included); resolves with whether
+     the swap touched a tool form. The history entry comes later (see `pushHistory`). */
+  function swapLikeHtmx(form, place, html) {
     var toolsTouched = false;
     function note(records) {
       toolsTouched = toolsTouched || records.some(touchesTools);
@@ -132,13 +131,28 @@
       target: place.target,
       swap: place.swap,
       text: html,
-      push: push === "true" ? request.url.pathname + request.url.search : push,
-      request: { action: request.url.href },
     }).then(function () {
       note(watcher.takeRecords());
       return toolsTouched;
     }).finally(function () {
       watcher.disconnect();
+    });
+  }
+
+  /* The history entry htmx would have pushed with the swap (hx-push-url), pushed by htmx once
+     the agent has its answer: Chromium takes several milliseconds over a same-document
+     navigation (and the favicon it then reloads), which the agent need not wait for. */
+  function pushHistory(form, request) {
+    var push = attr(form, "hx-push-url");
+    if (!push || push === "false" || !window.htmx) {
+      return;
+    }
+    window.htmx.swap({
+      sourceElement: form,
+      target: form,
+      swap: "none",
+      text: "",
+      push: push === "true" ? request.url.pathname + request.url.search : push,
     });
   }
 
@@ -215,7 +229,7 @@
   }
 
   /* Put the answer in the page; resolves once the page offers what it describes. */
-  function show(form, request, response, html) {
+  function show(form, response, html) {
     var place = placement(form, response);
     if (!place.target || !window.htmx) {
       return Promise.resolve();
@@ -225,7 +239,7 @@
                    || "the form") + " would remove the invoked form and cancel the call.");
       return Promise.resolve();
     }
-    return swapLikeHtmx(form, request, place, html).then(function (toolsChanged) {
+    return swapLikeHtmx(form, place, html).then(function (toolsChanged) {
       return toolsChanged ? toolsRegistered() : undefined;
     });
   }
@@ -283,6 +297,25 @@
   document.addEventListener("input", holdFill, true);
   document.addEventListener("change", holdFill, true);
 
+  /* Once the page is idle after loading, swap twice into a detached element and list the
+     tools: an engine compiles a function when it first runs, and htmx's first swap (plus its
+     marking of the history entry) would otherwise slow the agent's first call by tens of
+     milliseconds. Nothing on the page changes. */
+  function warmUp() {
+    if (!window.htmx) {
+      return;
+    }
+    var scratch = document.createElement("div");
+    var part = '<form hx-get="."><label>A <input name="a"></label></form>';
+    window.htmx.swap({ target: scratch, swap: "innerHTML", text: part }).then(function () {
+      return window.htmx.swap({ target: scratch, swap: "innerMorph", text: part });
+    }).then(function () {
+      return document.modelContext && document.modelContext.getTools();
+    }).catch(function () {});
+  }
+
+  (window.requestIdleCallback || setTimeout)(warmUp);
+
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (!event.agentInvoked || !isToolForm(form)) {
@@ -299,12 +332,15 @@
     event.stopPropagation(); // htmx must not send it a second time
 
     var request = requestFor(form, event.submitter);
+    var shown = false;
     form.setAttribute("aria-busy", "true");
     event.respondWith(fetch(request.url, request.init).then(function (response) {
       return response.text().then(function (html) {
         var result = readResult(html);
         // The page first shows what the answer describes; a failed swap still answers.
-        return show(form, request, response, html).catch(function (error) {
+        return show(form, response, html).then(function () {
+          shown = true;
+        }, function (error) {
           console.warn("WebMCP bridge: the swap failed:", error);
         }).then(function () {
           return result;
@@ -315,6 +351,10 @@
       return unreachable(form);
     }).finally(function () {
       form.removeAttribute("aria-busy");
+      // After the answer has gone (respondWith's reaction runs first).
+      setTimeout(function () {
+        if (shown) { pushHistory(form, request); }
+      }, 0);
     }));
   }, true);
 })();
