@@ -69,10 +69,15 @@ def goals(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
 def time_to_tools_table(rows: list[dict[str, Any]]) -> str:
     """Table 6: from navigation start until every tool of the page is registered."""
     return table("6. Time to tools (ms from navigation start; 10 cold loads each, "
-                 "interleaved with the baseline)",
-                 ["page", "tools", "ready", "÷ baseline", "HTML first byte", "HTML last byte"],
+                 "interleaved with the baseline; forms alone = the page's tool forms on a page "
+                 "of their own, answered by the browser)",
+                 ["page", "tools", "ready", "÷ baseline", "forms alone", "÷ baseline",
+                  "HTML first byte", "HTML last byte"],
                  [[row["page"], ", ".join(row["tools"]), spread_text(row["readyMs"], 0),
                    spread_text(row["readyOverBaseline"], 2),
+                   spread_text(row["formsAloneMs"], 0) if "formsAloneMs" in row else "",
+                   (spread_text(row["formsAloneOverBaseline"], 2)
+                    if "formsAloneOverBaseline" in row else ""),
                    spread_text(row["responseStartMs"], 0), spread_text(row["responseEndMs"], 0)]
                   for row in rows])
 

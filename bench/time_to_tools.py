@@ -13,7 +13,10 @@ and JS are in it. It shows what this machine allows at that moment.
 
 Every page that offers tools is measured, as a visitor first opens it: the list, an event's
 page, its registration page, and the visitor's registrations (for which the visitor of each
-cold load has registered beforehand, or the page would offer no tool).
+cold load has registered beforehand, or the page would offer no tool). Next to each, in the
+same rounds, its tool forms alone, on a page the browser answers itself (no server, no CSS,
+no script, nothing else): what the forms themselves cost. Date inputs, for one, take Chromium
+longer to set up than text inputs.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from bs4 import BeautifulSoup
 from playwright.sync_api import Browser
 from playwright.sync_api import BrowserContext
 
@@ -108,28 +113,62 @@ def cold_load(browser: Browser, url: str, tools: tuple[str, ...], html: str | No
         context.close()
 
 
-def measure(base: str, browser: Browser, event_id: str) -> list[dict[str, Any]]:
-    """LOADS cold loads of the baseline and of every page, interleaved."""
-    def load(page: Page | None) -> dict[str, float]:
-        if page is None:
-            return cold_load(browser, base + BASELINE_PATH, ("baseline_search",), BASELINE_PAGE)
-        before = (lambda context: register(context, base, event_id)) if page.registered else None
-        return cold_load(browser, base + page.path.format(event=event_id), page.tools,
-                         before=before)
+def forms_alone(browser: Browser, url: str, before: Callable[[BrowserContext], Any] | None
+                ) -> str:
+    """A page holding only the tool forms `url` shows its visitor."""
+    context = browser.new_context()
+    try:
+        if before is not None:
+            before(context)
+        html = context.request.get(url).text()
+    finally:
+        context.close()
+    forms = BeautifulSoup(html, "html.parser").select("form[toolname]")
+    return ("<!doctype html><meta charset='utf-8'><title>Forms alone</title>"
+            + "".join(str(form) for form in forms))
 
-    subjects: list[Page | None] = [None, *PAGES]
-    for subject in subjects:  # a worker's first load compiles its templates
-        load(subject)
-    loads: dict[Page | None, list[dict[str, float]]] = {subject: [] for subject in subjects}
+
+def measure(base: str, browser: Browser, event_id: str) -> list[dict[str, Any]]:
+    """LOADS cold loads of the baseline, of every page and of its forms alone, interleaved."""
+    def before(page: Page) -> Callable[[BrowserContext], Any] | None:
+        return (lambda context: register(context, base, event_id)) if page.registered else None
+
+    def url(page: Page) -> str:
+        return base + page.path.format(event=event_id)
+
+    alone = {page: forms_alone(browser, url(page), before(page)) for page in PAGES}
+    runs: dict[tuple[Page | None, bool], Callable[[], dict[str, float]]] = {
+        (None, True): lambda: cold_load(browser, base + BASELINE_PATH, ("baseline_search",),
+                                        BASELINE_PAGE)}
+    for page in PAGES:
+        runs[page, False] = partial(cold_load, browser, url(page), page.tools,
+                                    before=before(page))
+        runs[page, True] = partial(cold_load, browser, f"{base}/bench-forms-alone",
+                                   page.tools, alone[page])
+    for run in runs.values():  # a worker's first load compiles its templates
+        run()
+    loads: dict[tuple[Page | None, bool], list[dict[str, float]]] = {key: [] for key in runs}
     for _ in range(LOADS):
-        for subject in subjects:
-            loads[subject].append(load(subject))
-    baseline = [sample["ready"] for sample in loads[None]]
-    return [{"page": ("baseline: one form, no server" if subject is None
-                      else subject.path.format(event=event_id)),
-             "tools": list(subject.tools) if subject else ["baseline_search"],
-             "readyMs": spread(sample["ready"] for sample in samples),
-             "readyOverBaseline": ratios([sample["ready"] for sample in samples], baseline),
-             "responseStartMs": spread(sample["responseStart"] for sample in samples),
-             "responseEndMs": spread(sample["responseEnd"] for sample in samples)}
-            for subject, samples in loads.items()]
+        for key, run in runs.items():
+            loads[key].append(run())
+
+    def ready(key: tuple[Page | None, bool]) -> list[float]:
+        return [sample["ready"] for sample in loads[key]]
+
+    baseline = ready((None, True))
+    rows: list[dict[str, Any]] = [{
+        "page": "baseline: one form, no server", "tools": ["baseline_search"],
+        "readyMs": spread(baseline), "readyOverBaseline": ratios(baseline, baseline),
+        "responseStartMs": spread(sample["responseStart"] for sample in loads[None, True]),
+        "responseEndMs": spread(sample["responseEnd"] for sample in loads[None, True])}]
+    for page in PAGES:
+        samples = loads[page, False]
+        rows.append({
+            "page": page.path.format(event=event_id), "tools": list(page.tools),
+            "readyMs": spread(ready((page, False))),
+            "readyOverBaseline": ratios(ready((page, False)), baseline),
+            "formsAloneMs": spread(ready((page, True))),
+            "formsAloneOverBaseline": ratios(ready((page, True)), baseline),
+            "responseStartMs": spread(sample["responseStart"] for sample in samples),
+            "responseEndMs": spread(sample["responseEnd"] for sample in samples)})
+    return rows

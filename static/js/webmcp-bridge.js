@@ -11,7 +11,8 @@
  * the partial where htmx would put it, and answers with the JSON-LD result the partial starts
  * with. When the swap added, removed or changed a tool form, the answer waits until Chromium
  * has registered the page's tool forms as they now are: an answer never names a tool (or an id
- * among a tool's choices) the page does not offer yet.
+ * among a tool's choices) the page does not offer yet. The history entry the swap would push
+ * (hx-push-url) follows the answer.
  *
  * The invoked form must stay in the page until the call is answered: Chromium cancels a call
  * whose form is removed or replaced ("Tool execution cancelled, since tool definition was
@@ -24,7 +25,10 @@
  * the chosen event): Chromium fills a tool form and submits it in one task, so each `input` or
  * `change` on a tool form is held for one task and dropped if an agent submit of that form came
  * in the meantime; otherwise it is passed on to htmx unchanged. (Those events are trusted and
- * look exactly like a person's, so waiting for the submit is the only way to tell.)
+ * look exactly like a person's, so waiting for the submit is the only way to tell.) The form
+ * is sent as Chromium filled it: Chromium fills only the controls whose value the call changes
+ * and gives no sign of a value given again unchanged, so the bridge cannot tell the conditions
+ * a call left out from those it repeated, and leaves them all as they are.
  *
  * Without JavaScript none of this runs: forms navigate, and the JSON-LD of the page they land
  * on is the agent's answer. People's submits are left to htmx untouched.
