@@ -76,15 +76,17 @@ class Call:
         return f"{self.tool} on {self.page}"
 
 
+# Each tool on the page people land on (in Chinese, the site's default language).
 CALLS = (
-    Call("search_events", "/events", ({"query": "{word}"}, {"query": "{word}", "level": ""}),
-         answers=("success",)),
-    Call("get_event_details", "/events", ({"event_id": "{listed}"}, {"event_id": "{listed2}"})),
-    Call("get_event_details", "/events/{event}"),
-    Call("save_event", "/events/{event}"),
-    Call("prepare_event_registration", "/events/{event}/register", (PERSON,),
+    Call("search_events", "/zh-TW/events",
+         ({"query": "{word}"}, {"query": "{word}", "level": ""}), answers=("success",)),
+    Call("get_event_details", "/zh-TW/events",
+         ({"event_id": "{listed}"}, {"event_id": "{listed2}"})),
+    Call("get_event_details", "/zh-TW/events/{event}"),
+    Call("save_event", "/zh-TW/events/{event}"),
+    Call("prepare_event_registration", "/zh-TW/events/{event}/register", (PERSON,),
          answers=("confirmation_required",)),
-    Call("prepare_registration_cancellation", "/registrations",
+    Call("prepare_registration_cancellation", "/zh-TW/registrations",
          ({"registration_id": "{registration}"},), registered=True,
          answers=("confirmation_required",)),
 )

@@ -356,9 +356,10 @@ def contexts(chromium: Browser) -> Iterator[list[BrowserContext]]:
 
 def new_tab(chromium: Browser, contexts: list[BrowserContext], site: Site,
             javascript: bool) -> Tab:
-    context = chromium.new_context(java_script_enabled=javascript)
+    """A new visitor whose browser asks for English (the statuses are the same in Chinese)."""
+    context = chromium.new_context(java_script_enabled=javascript, locale="en")
     contexts.append(context)
-    return Tab(context.new_page(), site, javascript)
+    return Tab(context.new_page(), site, javascript, "en")
 
 
 # -- the matrix --------------------------------------------------------------------------------
