@@ -231,16 +231,24 @@ def run(browser: Browser, site: Site, call: Call, variant: str) -> dict[str, flo
 
 
 def site_values(base: str, browser: Browser, word: str) -> dict[str, str]:
-    """What the calls are made with: `word` to search, an open event with seats to spare
-    among its matches, and the two events /events lists first."""
+    """What the calls are made with: `word` to search, the event with the most seats left
+    among the first of its matches still open for registration (the soonest ones may have
+    closed), and the two events /events lists first."""
     with tab(browser, javascript=True) as page:
         api = page.context.request
         listed = api.get(f"{base}/events", headers=JSON).json()["data"]["events"]
-        found = api.get(f"{base}/events?query={word}", headers=JSON).json()["data"]["events"]
-        details = [api.get(f"{base}/events/{event['id']}", headers=JSON).json()["data"]["event"]
-                   for event in found]
-    roomy = max((event for event in details if event["state"] == "open"),
-                key=lambda event: event["remainingSeats"])
+        open_events: list[dict[str, Any]] = []
+        for number in range(1, 11):
+            found = api.get(f"{base}/events?query={word}&page={number}",
+                            headers=JSON).json()["data"]["events"]
+            details = [api.get(f"{base}/events/{event['id']}", headers=JSON).json()
+                       ["data"]["event"] for event in found]
+            open_events = [event for event in details if event["state"] == "open"]
+            if open_events:
+                break
+    if not open_events:
+        raise RuntimeError(f"no event open for registration among the first matches of {word}")
+    roomy = max(open_events, key=lambda event: event["remainingSeats"])
     return {"event": roomy["id"], "listed": listed[0]["id"], "listed2": listed[1]["id"],
             "word": word}
 
