@@ -37,7 +37,7 @@ from .load import interleaved
 from .stats import ratios
 from .stats import spread
 
-REPEATS = 5  # calls after the first one, on the same page
+REPEATS = 10  # calls after the first one, on the same page
 TIMEOUT_S = 15
 FLOOR_PATH = "/bench-floor"
 # The floor's whole script: answer an agent's submit with the JSON of the same request.
@@ -253,17 +253,17 @@ def site_values(base: str, browser: Browser, word: str) -> dict[str, str]:
             "word": word}
 
 
-def measure(base: str, browser: Browser, values: dict[str, str], rounds: int
-            ) -> list[dict[str, Any]]:
+def measure(base: str, browser: Browser, values: dict[str, str], rounds: int,
+            calls: tuple[Call, ...] | list[Call] = CALLS) -> list[dict[str, Any]]:
     """Every call in every variant, interleaved over `rounds` (after one untimed warm-up)."""
     site = Site(base, values)
     runs = {(call, variant): (lambda c=call, v=variant: run(browser, site, c, v))
-            for call in CALLS for variant in VARIANTS}
+            for call in calls for variant in VARIANTS}
     for warm_up in runs.values():  # a worker's first request compiles its templates
         warm_up()
     results = interleaved(runs, rounds)
     rows = []
-    for call in CALLS:
+    for call in calls:
         row: dict[str, Any] = {"call": call.name}
         floor = results[call, "floor"]
         for variant in VARIANTS:
@@ -297,6 +297,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.round_trip", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--time-to-tools", action="store_true", help="table 6 first")
+    parser.add_argument("--only", default="", help="only the calls whose name holds this")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as scratch:
         database = working_copy(10_000, Path(scratch))
@@ -305,7 +306,8 @@ def main() -> None:
             if args.time_to_tools:
                 print(time_to_tools_table(time_to_tools.measure(base, browser,
                                                                 values["event"])))
-            rows = measure(base, browser, values, args.rounds)
+            rows = measure(base, browser, values, args.rounds,
+                           [call for call in CALLS if args.only in call.name])
     print(round_trip_table(rows))
 
 

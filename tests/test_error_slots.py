@@ -138,7 +138,7 @@ def test_a_failed_search_leaves_the_results_and_marks_the_fields(client):
     assert_in_error_slot(response, "search_events", "invalid_input")
     soup = BeautifulSoup(response.data, "html.parser")
     marked = soup.find(id="search_events-date_from-error")
-    assert marked is not None and marked.get("hx-swap-oob") == "true" and marked.get_text()
+    assert marked is not None and marked.get("hx-swap-oob") == "innerMorph" and marked.get_text()
     assert soup.select_one("[toolname]") is None  # no form comes with it
 
 
@@ -151,4 +151,4 @@ def test_any_other_answer_empties_the_error_slot(client, path, action):
     response = client.get(path, headers=HTMX)
     assert response.status_code == 200 and "HX-Retarget" not in response.headers
     slot = BeautifulSoup(response.data, "html.parser").find(id=error_slot_id(action))
-    assert slot is not None and slot.get("hx-swap-oob") == "true" and not slot.contents
+    assert slot is not None and slot.get("hx-swap-oob") == "innerMorph" and not slot.contents
