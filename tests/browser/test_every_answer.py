@@ -11,8 +11,9 @@ call that tool (GIVEN) and how to make the site answer that status (CAUSES).
 
 Each status is made for real against gunicorn, most of them by the site's error handlers:
   internal_error         the database file is removed during the call (tests/faults.py)
-  rate_limited           on a second server whose write budget is tiny (RATE_LIMIT), the
-                         visitor spends it just before the call
+  rate_limited           on a server of its own whose budget is tiny (writes per visitor
+                         for the tools that write, reads per address for the others), the
+                         budget is spent just before the call
   session_expired        the visitor's cookies are gone: the form's CSRF token fails
   not_found              the event or registration the page shows is deleted meanwhile
   conflict               the visitor registered (or cancelled) in another tab meanwhile
@@ -56,6 +57,7 @@ from typing import Any
 import pytest
 from faults import removed
 from faults import row_taken_away
+from helpers import JSON
 from playwright.sync_api import Browser
 from playwright.sync_api import BrowserContext
 from servers import gunicorn
@@ -76,9 +78,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # The declarations of the site's routes (no request is made and no database opened).
 ROUTES = create_app({"TESTING": True, "SECRET_KEY": "routes", "DATABASE": "/nonexistent"})
-# On the rate-limited server: this many writes per visitor in a window of this many seconds.
-# More than any page below needs to be reached, and quick to wait out.
-RATE_LIMIT = "8 per 2 seconds"
+# On the rate-limited servers: this many writes per visitor (or reads per address) in a window
+# of this many seconds. More than any page below needs to be reached, and quick to wait out.
+TINY_BUDGETS = {"writes": {"FLASK_RATELIMIT_WRITES": "8 per 2 seconds"},
+                "reads": {"FLASK_RATELIMIT_READS_PER_ADDRESS": "30 per 2 seconds"}}
 WAIT_S = 20  # the longest a rate limit or a retry may take to clear, on a loaded machine
 PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 FORWARD = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
@@ -208,7 +211,7 @@ class Cause:
         lambda tab, target: nullcontext())
     undone: bool = False
     state_changed: bool = False  # the visitor's state changed: a fresh page may offer less
-    rate_limited: bool = False  # made on the rate-limited server
+    budget: str | None = None  # made on the server whose budget of these is tiny
 
 
 @contextmanager
@@ -256,13 +259,41 @@ def cancelled_in_another_tab(tab: Tab, target: Target) -> Iterator[None]:
     yield
 
 
+def writes(tool: str) -> bool:
+    """Whether the routes that run `tool` take writes (POST)."""
+    return any("POST" in (rule.methods or ()) for rule, role in route_roles(ROUTES)
+               if role.action is not None and role.action.name == tool)
+
+
+WRITING = tuple(tool for tool in offering_routes(ROUTES) if writes(tool))
+READING = tuple(tool for tool in offering_routes(ROUTES) if not writes(tool))
+
+
+def spend(tab: Tab, target: Target, budget: str, token: str) -> bool:
+    """One request of this visitor that counts against `budget` (a write with the form token
+    `token`, or a read); whether the site refused it for the budget."""
+    api = tab.page.context.request
+    if budget == "writes":
+        response = api.post(tab.site.url(f"/events/{target.other_event}/save"), headers=JSON,
+                            form={"csrf_token": token})
+    else:
+        response = api.get(tab.site.url(f"/events/{target.other_event}"), headers=JSON)
+    return response.status == 429
+
+
 @contextmanager
-def budget_spent(tab: Tab, target: Target) -> Iterator[None]:
-    """Writes of this visitor until the site refuses one (the call follows at once)."""
+def budget_spent(tab: Tab, target: Target, budget: str) -> Iterator[None]:
+    """Requests of this visitor until the site refuses one, then the call; afterwards, until
+    the site takes them again (the window renewed)."""
+    token = ((tab.page.locator("input[name=csrf_token]").first.get_attribute("value") or "")
+             if budget == "writes" else "")
     deadline = time.monotonic() + WAIT_S
-    while tab.ask(f"/events/{target.other_event}/save", form={})["status"] != "rate_limited":
-        assert time.monotonic() < deadline, "the write budget was never spent"
+    while not spend(tab, target, budget, token):
+        assert time.monotonic() < deadline, f"the {budget} budget was never spent"
     yield
+    while spend(tab, target, budget, token):
+        assert time.monotonic() < deadline + WAIT_S, f"the {budget} budget never renewed"
+        tab.page.wait_for_timeout(100)
 
 
 CAUSES: dict[str, tuple[Cause, ...]] = {
@@ -293,8 +324,12 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               provoke=cancelled_in_another_tab, state_changed=True),
     ),
     "session_expired": (Cause("the cookies lost", provoke=cookies_lost, undone=True),),
-    "rate_limited": (Cause("the write budget spent", provoke=budget_spent, undone=True,
-                           rate_limited=True),),
+    "rate_limited": (
+        Cause("the write budget spent", tools=WRITING, budget="writes", undone=True,
+              provoke=lambda tab, target: budget_spent(tab, target, "writes")),
+        Cause("the read budget spent", tools=READING, budget="reads", undone=True,
+              provoke=lambda tab, target: budget_spent(tab, target, "reads")),
+    ),
     "internal_error": (Cause("the database removed", provoke=database_removed, undone=True),),
 }
 
@@ -338,11 +373,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
-def limited_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    """A server whose visitors may write only RATE_LIMIT."""
-    database = tmp_path_factory.mktemp("limited") / "events.sqlite"
-    with gunicorn(database, workers=1, threads=4,
-                  env={"FLASK_RATELIMIT_WRITES": RATE_LIMIT}) as (base_url, _):
+def writes_limited_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """A server whose visitors may write only TINY_BUDGETS["writes"]."""
+    yield from limited_server(tmp_path_factory, "writes")
+
+
+@pytest.fixture(scope="module")
+def reads_limited_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """A server that takes only TINY_BUDGETS["reads"] from an address."""
+    yield from limited_server(tmp_path_factory, "reads")
+
+
+def limited_server(tmp_path_factory: pytest.TempPathFactory, budget: str) -> Iterator[Site]:
+    database = tmp_path_factory.mktemp(f"{budget}-limited") / "events.sqlite"
+    with gunicorn(database, workers=1, threads=4, env=TINY_BUDGETS[budget]) as (base_url, _):
         yield Site(base_url, database)
 
 
@@ -372,7 +416,7 @@ def test_every_answer_reaches_the_agent(request, chromium, contexts, tool, page,
     assert page in PAGES, f"no way to reach {page}, which offers {tool}: add it to PAGES"
     assert tool in GIVEN, f"no way to call {tool}: add its arguments to GIVEN"
     assert cause is not None, f"no way to make {tool} answer {status}: add a cause to CAUSES"
-    site: Site = request.getfixturevalue("limited_site" if cause.rate_limited else "site")
+    site: Site = request.getfixturevalue(f"{cause.budget}_limited_site" if cause.budget else "site")
     tab = new_tab(chromium, contexts, site, javascript)
     target = new_target(site)
     PAGES[page](tab, target)
@@ -407,7 +451,7 @@ def test_every_answer_reaches_the_agent(request, chromium, contexts, tool, page,
         return  # a fresh page rightly offers no tool the new state rules out
     if not javascript and not can_call(tab, tool, arguments):
         tab.page.go_back()  # the page the call was made on
-    again = tab.result(call_once_undone(tab, tool, arguments, cause, target))
+    again = tab.result(tab.call(tool, arguments))  # the cause undone, where it can be
     assert again["status"] == (forward(tool) if cause.undone else status), again
 
 
@@ -426,20 +470,8 @@ def call_until(tab: Tab, tool: str, arguments: dict[str, Any], cause: Cause, tar
     while True:
         with cause.provoke(tab, target):
             answer = tab.call(tool, arguments)
-        if not cause.rate_limited or tab.result(answer)["status"] == status:
+        if cause.budget is None or tab.result(answer)["status"] == status:
             return answer
         assert time.monotonic() < deadline, "the rate limit was never met"
         if not can_call(tab, tool, arguments):
             tab.page.go_back()
-
-
-def call_once_undone(tab: Tab, tool: str, arguments: dict[str, Any], cause: Cause,
-                     target: Target) -> Answer:
-    """The same call again once its cause is undone: at once, or for a rate limit once the
-    site takes this visitor's writes again."""
-    if cause.rate_limited:
-        deadline = time.monotonic() + WAIT_S
-        while tab.ask(f"/events/{target.other_event}/save", form={})["status"] == "rate_limited":
-            assert time.monotonic() < deadline, "the rate limit never ended"
-            tab.page.wait_for_timeout(100)
-    return tab.call(tool, arguments)
