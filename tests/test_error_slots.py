@@ -28,8 +28,10 @@ from webapp.webmcp.routes import route_roles
 
 EVENT = "evt-webmcp-intro"
 BIG = "x" * 70_000  # over MAX_CONTENT_LENGTH
-# A value for every argument in the routes' addresses (the request never gets that far).
+# A value for the arguments in the routes' addresses (the requests are refused before any
+# action reads them; an argument not named here gets ANY_VALUE).
 ADDRESS_VALUES = {"event_id": EVENT, "registration_id": "reg-aaaaaaaaaaaa"}
+ANY_VALUE = "nothing-here"
 
 
 def action_routes(app) -> list[tuple[str, str, str, tuple[Status, ...]]]:
@@ -41,7 +43,7 @@ def action_routes(app) -> list[tuple[str, str, str, tuple[Status, ...]]]:
         method = "POST" if "POST" in (rule.methods or ()) else "GET"
         path = rule.rule
         for name in rule.arguments:
-            path = path.replace(f"<{name}>", ADDRESS_VALUES[name])
+            path = path.replace(f"<{name}>", ADDRESS_VALUES.get(name, ANY_VALUE))
         routes.append((path, method, role.action.name, route_answers(rule, role.action)))
     return routes
 
