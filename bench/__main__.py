@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from helpers import JSON
-from servers import HttpVisitor
 from servers import gunicorn
+
+from webapp.datasets.synthetic import COMMON_WORD
 
 from . import floors
 from . import growth
@@ -23,6 +23,7 @@ from . import pages
 from . import payload
 from . import plans
 from . import report
+from . import round_trip
 from . import time_to_tools
 from . import writes
 from .browser import chromium
@@ -63,11 +64,11 @@ def main() -> None:
             with chromium() as browser:
                 print("5: bytes…", flush=True)
                 results["bytes"] = payload.measure(base, browser)
-                found = HttpVisitor(base).request("GET", floors.COMMON.path,
-                                                  headers=JSON).json()
+                values = round_trip.site_values(base, browser, COMMON_WORD)
                 print("6: time to tools…", flush=True)
-                results["timeToTools"] = time_to_tools.measure(
-                    base, browser, found["data"]["events"][0]["id"])
+                results["timeToTools"] = time_to_tools.measure(base, browser, values["event"])
+                print("8: an agent's call, round trip…", flush=True)
+                results["roundTrip"] = round_trip.measure(base, browser, values, args.rounds)
         with ExitStack() as servers:
             bases = {size: servers.enter_context(
                 gunicorn(working_copy(size, directory), workers=2))[0] for size in SIZES}

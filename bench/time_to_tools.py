@@ -10,16 +10,29 @@ that before the response arrives (measured under load: 238 ms instead of 84 ms m
 The baseline, loaded in the same rounds, is the smallest page that registers a tool: one
 declarative form, answered by the browser itself, so neither the server nor the site's CSS
 and JS are in it. It shows what this machine allows at that moment.
+
+Every page that offers tools is measured, as a visitor first opens it: the list, an event's
+page, its registration page, and the visitor's registrations (for which the visitor of each
+cold load has registered beforehand, or the page would offer no tool). Next to each, in the
+same rounds, its tool forms alone, on a page the browser answers itself (no server, no CSS,
+no script, nothing else): what the forms themselves cost. Date inputs, for one, take Chromium
+longer to set up than text inputs.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from bs4 import BeautifulSoup
 from playwright.sync_api import Browser
+from playwright.sync_api import BrowserContext
 
+from .round_trip import register
 from .stats import ratios
 from .stats import spread
 
@@ -53,15 +66,36 @@ def elsewhere(url: str) -> str:
     return f"http://localhost:{urlsplit(url).port}{ELSEWHERE}"
 
 
-def cold_load(browser: Browser, url: str, tools: list[str], html: str | None = None
-              ) -> dict[str, float]:
+@dataclass(frozen=True)
+class Page:
+    """A page to load, the tools it offers, and what its visitor did before (if anything)."""
+
+    path: str  # "{event}" is an open event with seats to spare
+    tools: tuple[str, ...]
+    registered: bool = False
+
+
+# The pages people land on: those in Chinese, the site's default language.
+PAGES = (
+    Page("/zh-TW/events", ("search_events", "get_event_details")),
+    Page("/zh-TW/events/{event}", ("get_event_details", "save_event")),
+    Page("/zh-TW/events/{event}/register", ("prepare_event_registration",)),
+    Page("/zh-TW/registrations", ("prepare_registration_cancellation",), registered=True),
+)
+
+
+def cold_load(browser: Browser, url: str, tools: tuple[str, ...], html: str | None = None,
+              before: Callable[[BrowserContext], Any] | None = None) -> dict[str, float]:
     """One load in a fresh context: when the tools were ready, and when the HTML arrived.
 
-    With `html`, the browser answers `url` itself with that page.
+    With `html`, the browser answers `url` itself with that page; `before` runs in the new
+    context first (its requests do not touch the browser's cache).
     """
     context = browser.new_context()
     try:
-        context.add_init_script(WATCH_TOOLS % json.dumps(tools))
+        if before is not None:
+            before(context)
+        context.add_init_script(WATCH_TOOLS % json.dumps(list(tools)))
         if html is not None:
             context.route(url, lambda route: route.fulfill(
                 status=200, content_type="text/html; charset=utf-8", body=html))
@@ -79,22 +113,62 @@ def cold_load(browser: Browser, url: str, tools: list[str], html: str | None = N
         context.close()
 
 
+def forms_alone(browser: Browser, url: str, before: Callable[[BrowserContext], Any] | None
+                ) -> str:
+    """A page holding only the tool forms `url` shows its visitor."""
+    context = browser.new_context()
+    try:
+        if before is not None:
+            before(context)
+        html = context.request.get(url).text()
+    finally:
+        context.close()
+    forms = BeautifulSoup(html, "html.parser").select("form[toolname]")
+    return ("<!doctype html><meta charset='utf-8'><title>Forms alone</title>"
+            + "".join(str(form) for form in forms))
+
+
 def measure(base: str, browser: Browser, event_id: str) -> list[dict[str, Any]]:
-    """LOADS cold loads of the baseline, /events and one event's page, interleaved."""
-    pages = {BASELINE_PATH: (["baseline_search"], BASELINE_PAGE),
-             "/zh-TW/events": (["search_events", "get_event_details"], None),
-             f"/zh-TW/events/{event_id}": (["get_event_details", "save_event"], None)}
-    for path, (tools, html) in pages.items():  # a worker's first load compiles its templates
-        cold_load(browser, base + path, tools, html)
-    loads: dict[str, list[dict[str, float]]] = {path: [] for path in pages}
+    """LOADS cold loads of the baseline, of every page and of its forms alone, interleaved."""
+    def before(page: Page) -> Callable[[BrowserContext], Any] | None:
+        return (lambda context: register(context, base, event_id)) if page.registered else None
+
+    def url(page: Page) -> str:
+        return base + page.path.format(event=event_id)
+
+    alone = {page: forms_alone(browser, url(page), before(page)) for page in PAGES}
+    runs: dict[tuple[Page | None, bool], Callable[[], dict[str, float]]] = {
+        (None, True): lambda: cold_load(browser, base + BASELINE_PATH, ("baseline_search",),
+                                        BASELINE_PAGE)}
+    for page in PAGES:
+        runs[page, False] = partial(cold_load, browser, url(page), page.tools,
+                                    before=before(page))
+        runs[page, True] = partial(cold_load, browser, f"{base}/bench-forms-alone",
+                                   page.tools, alone[page])
+    for run in runs.values():  # a worker's first load compiles its templates
+        run()
+    loads: dict[tuple[Page | None, bool], list[dict[str, float]]] = {key: [] for key in runs}
     for _ in range(LOADS):
-        for path, (tools, html) in pages.items():
-            loads[path].append(cold_load(browser, base + path, tools, html))
-    baseline = [load["ready"] for load in loads[BASELINE_PATH]]
-    return [{"page": "baseline: one form, no server" if path == BASELINE_PATH else path,
-             "tools": tools,
-             "readyMs": spread(load["ready"] for load in loads[path]),
-             "readyOverBaseline": ratios([load["ready"] for load in loads[path]], baseline),
-             "responseStartMs": spread(load["responseStart"] for load in loads[path]),
-             "responseEndMs": spread(load["responseEnd"] for load in loads[path])}
-            for path, (tools, _) in pages.items()]
+        for key, run in runs.items():
+            loads[key].append(run())
+
+    def ready(key: tuple[Page | None, bool]) -> list[float]:
+        return [sample["ready"] for sample in loads[key]]
+
+    baseline = ready((None, True))
+    rows: list[dict[str, Any]] = [{
+        "page": "baseline: one form, no server", "tools": ["baseline_search"],
+        "readyMs": spread(baseline), "readyOverBaseline": ratios(baseline, baseline),
+        "responseStartMs": spread(sample["responseStart"] for sample in loads[None, True]),
+        "responseEndMs": spread(sample["responseEnd"] for sample in loads[None, True])}]
+    for page in PAGES:
+        samples = loads[page, False]
+        rows.append({
+            "page": page.path.format(event=event_id), "tools": list(page.tools),
+            "readyMs": spread(ready((page, False))),
+            "readyOverBaseline": ratios(ready((page, False)), baseline),
+            "formsAloneMs": spread(ready((page, True))),
+            "formsAloneOverBaseline": ratios(ready((page, True)), baseline),
+            "responseStartMs": spread(sample["responseStart"] for sample in samples),
+            "responseEndMs": spread(sample["responseEnd"] for sample in samples)})
+    return rows

@@ -16,17 +16,16 @@ would run it, and then a file of mode 000 stops it like anyone else.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
+from faults import removed
+from faults import replaced_by
+from faults import unreadable
 from helpers import FAULT_MARKERS
 from helpers import HTMX
 from helpers import JSON
 from helpers import assert_no_leak
-from helpers import database_files
 from helpers import stored_rows
 from helpers import the_jsonld
 from helpers import write_lock_held
@@ -58,61 +57,6 @@ def server(tmp_path_factory):
     with gunicorn(folder / "events.sqlite", workers=2, threads=2, wrapper=wrapper,
                   env={"FLASK_DATABASE_BUSY_TIMEOUT_MS": str(BUSY_TIMEOUT_MS)}) as (base, _):
         yield base, folder / "events.sqlite"
-
-
-# -- the faults: each a context manager that holds the fault while its block runs -------------
-
-
-@contextmanager
-def removed(database: Path):
-    backup = database.with_suffix(".backup")
-    with sqlite3.connect(database) as source, sqlite3.connect(backup) as copy:
-        source.backup(copy)
-    for path in database_files(database):
-        path.unlink(missing_ok=True)
-    try:
-        yield
-    finally:
-        shutil.copy(backup, database)
-        backup.unlink()
-
-
-@contextmanager
-def replaced_by(database: Path, impostor: bytes | None):
-    """The files moved aside; in their place a directory (None) or a file of `impostor`."""
-    aside = [path.with_suffix(path.suffix + ".aside") for path in database_files(database)]
-    for path, parked in zip(database_files(database), aside, strict=True):
-        if path.exists():
-            path.rename(parked)
-    if impostor is None:
-        database.mkdir()
-    else:
-        database.write_bytes(impostor)
-    try:
-        yield
-        if impostor is not None:
-            assert database.read_bytes() == impostor, "the server wrote into a foreign file"
-    finally:
-        if impostor is None:
-            database.rmdir()
-        else:
-            database.unlink()
-        for path, parked in zip(database_files(database), aside, strict=True):
-            if parked.exists():
-                parked.rename(path)
-
-
-@contextmanager
-def unreadable(database: Path):
-    present = [path for path in database_files(database) if path.exists()]
-    for path in present:
-        path.chmod(0)
-    try:
-        yield
-    finally:
-        for path in present:
-            if path.exists():  # the last connection to close may have removed the -wal and -shm
-                path.chmod(0o644)
 
 
 # Each fault, and what the server log (not the answer) says of its cause.

@@ -109,6 +109,14 @@ def break_template(root: Path, name: str, old: str, new: str) -> None:
     ("events/_results.html", '{% include "events/_event_list.html" %}',
      '{% include "events/_event_list.html" %}{{ tool_form("search_events", "/events") }}',
      {"WMCP004", "WMCP014"}, "events/_results.html"),
+    # the save form answers into a slot it replaces instead of morphing it
+    ("events/_save.html", '"hx-swap": "innerMorph"', '"hx-swap": "innerHTML"', {"WMCP016"},
+     "events/_save.html"),
+    # the event page's form sits inside an element named like its error slot: a failure
+    # (a 503 while refreshing the details) would replace the form
+    ("events/_details.html", '{% else %}\n  {{ tool_form',
+     '{% else %}\n  <div id="get_event_details-error">{{ tool_form',
+     {"WMCP016"}, "events/_details.html"),
     # the base template stops rendering the result for agents: every page showing one is found
     ("base.html", "{% if result %}{{ jsonld(result) }}{% endif %}", "", {"WMCP013"},
      "events/index.html"),

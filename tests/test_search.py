@@ -126,7 +126,7 @@ def test_field_errors_are_shown_next_to_the_fields(client):
     # The htmx partial leaves the form in place and refreshes its error slots out of band.
     partial = BeautifulSoup(client.get(url, headers=HTMX).data, "html.parser")
     slot = one(partial, "#search_events-date_from-error")
-    assert slot["hx-swap-oob"] == "true"
+    assert slot["hx-swap-oob"] == "innerMorph"
     assert "after the 'to' date" in slot.get_text()
     assert one(partial, "#search_events-query-error").get_text() == ""
 

@@ -33,7 +33,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """The app served by gunicorn on a free loopback port, with a fresh seeded database."""
     database = tmp_path_factory.mktemp("site") / "events.sqlite"
     with gunicorn(database, workers=2, threads=4) as (base_url, _):
-        yield Site(base_url)
+        yield Site(base_url, database)
 
 
 @pytest.fixture

@@ -148,6 +148,36 @@ def test_people_still_get_active_search(js_tab):
     assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
 
 
+# Notes the input and change events of the search form, before the bridge holds them.
+NOTE_FILLS = """
+window.fills = [];
+for (const type of ["input", "change"]) {
+  window.addEventListener(type, (event) => {
+    if (event.target.form && event.target.form.id === "search_events") {
+      window.fills.push(event.target.name);
+    }
+  }, true);
+}
+"""
+
+
+def test_a_value_given_again_leaves_no_trace_in_the_page(js_tab):
+    """Chromium fills a control only when the value given differs from the one it holds, and
+    otherwise dispatches nothing: the page cannot tell a condition given again from one left
+    out. So the bridge cannot reset the conditions a call left out without also dropping some
+    it was given; search_events says instead that a condition left out stays (DESIGN §4's
+    appliedFilters shows which were used). Were Chromium to tell, this test would fail."""
+    js_tab.page.add_init_script(NOTE_FILLS)
+    js_tab.open("/events")
+    js_tab.call("search_events", {"location": "taipei", "level": "beginner"})
+    assert sorted(set(js_tab.page.evaluate("window.fills"))) == ["level", "location"]
+    js_tab.page.evaluate("window.fills = []")
+    again = js_tab.call("search_events", {"location": "taipei", "query": "webmcp"})
+    assert js_tab.page.evaluate("window.fills") == ["query", "query"]  # input, then change
+    assert again.output["appliedFilters"] == {
+        "location": "taipei", "level": "beginner", "query": "webmcp"}
+
+
 def event_ids_offered(tool: Tool) -> list[str]:
     offered: list[str] = tool.input_schema["properties"]["event_id"]["enum"]
     return offered

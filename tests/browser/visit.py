@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from babel.support import NullTranslations
@@ -35,6 +36,7 @@ class Site:
     """The app served by gunicorn for one test module, with its own database."""
 
     base_url: str
+    database: Path
 
     def url(self, path: str) -> str:
         return self.base_url + path

@@ -29,8 +29,9 @@ CATALOG = Catalog([
             "Search this site's upcoming events. Use only the conditions the user gave; if "
             "nothing matches, ask the user before changing any. Results carry opaque event "
             "ids for get_event_details."),
-        on_page=_l("The matches show on the page, and a condition set by an earlier search "
-                   "stays until you give it \"\" (any)."),
+        on_page=_l("The matches show on the page. A condition you leave out keeps what the "
+                   "form already holds (from an earlier search, or typed by the user): give it "
+                   "\"\" (any) to drop it."),
         schema=SearchEventsInput,
         autosubmit=True,
         hints=READS,

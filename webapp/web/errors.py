@@ -23,7 +23,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import MethodNotAllowed
 
 from ..storage import StorageError
-from ..webmcp.negotiation import render_result
+from ..webmcp.negotiation import render_error_result
 from ..webmcp.result import Status
 from ..webmcp.result import ToolResult
 from ..webmcp.result import internal_error
@@ -91,8 +91,9 @@ def error_heading(result: ToolResult) -> str:
 
 
 def render_error(result: ToolResult) -> Response:
-    """Answer with the error envelope: JSON, an htmx partial or a full page."""
-    return render_result(result, "error.html", "_error.html")
+    """Answer with the error envelope: JSON, a full page, or a partial for the error slot of
+    the form that asked (never its target, which may hold the form)."""
+    return render_error_result(result, "error.html", "_error.html")
 
 
 def handle_http_error(error: HTTPException) -> Response:

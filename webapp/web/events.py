@@ -13,6 +13,7 @@ from ..domain.actions import events as actions
 from ..storage.connection import get_db
 from ..webmcp.negotiation import is_partial
 from ..webmcp.negotiation import page_result
+from ..webmcp.negotiation import render_error_result
 from ..webmcp.negotiation import render_post_result
 from ..webmcp.negotiation import render_result
 from ..webmcp.negotiation import wants_json
@@ -38,10 +39,17 @@ def is_saved(event_id: str) -> bool:
 @tool_route(bp, "/events", actions.search_events,
             offers=("search_events", "get_event_details"))
 def search() -> Response:
-    """Search upcoming events: JSON, the results partial (active search) or the whole page."""
+    """Search upcoming events: JSON, the results partial (active search) or the whole page.
+
+    A search that failed (invalid input, a fault) leaves the results on screen: its partial
+    goes into the search form's error slot.
+    """
     result, submitted = run_tool()
-    return render_result(result, "events/index.html", "events/_results.html",
-                         values=submitted, errors=result.errors or {})
+    if result.status in (Status.SUCCESS, Status.NO_RESULTS):
+        return render_result(result, "events/index.html", "events/_results.html",
+                             values=submitted, errors={})
+    return render_error_result(result, "events/index.html", "events/_search_failed.html",
+                               values=submitted, errors=result.errors or {})
 
 
 @tool_route(bp, "/events/<event_id>", actions.get_event_details,

@@ -25,6 +25,7 @@ from .catalog import Catalog
 from .catalog import Tool
 from .forms import Control
 from .forms import controls_for
+from .negotiation import error_slot_id
 from .negotiation import is_partial
 from .text import Gettext
 
@@ -61,6 +62,7 @@ class WebMCP:
             webmcp_tool=self.tool,
             tool_controls=self.controls,
             hx_partial_request=is_partial,
+            webmcp_error_slot=error_slot_id,
         )
 
     def tool(self, name: str) -> Tool:

@@ -5,6 +5,12 @@ browser that navigated gets the same object a JSON client gets; templates that a
 in a page never render it themselves. After a POST without
 JavaScript the result is carried once across the 303 redirect, so the page the browser lands
 on embeds the result of that POST instead of the page's default one.
+
+Failures that only the site's error handlers know how to show (a refused form token, a limit,
+a fault, an unknown address) are answered by `render_error_result`: their partial goes into the
+error slot beside the form that asked (`error_slot_id`), never into that form's target, which
+may hold the form itself; a form removed while an agent's call on it is pending cancels the
+call. Every other partial answer of the action empties that slot again.
 """
 
 from __future__ import annotations
@@ -58,17 +64,47 @@ def with_vary(answer: BaseResponse | str) -> Response:
     return response
 
 
+def error_slot_id(action: str) -> str:
+    """The id of the element beside `action`'s form that shows the failures of its calls
+    (the `error_slot` macro renders it; `tool_form` puts one after every tool form)."""
+    return f"{action}-error"
+
+
 def render_result(result: ToolResult, page: str, partial: str, **context: Any) -> Response:
     """Answer with JSON, the partial or the full page, all carrying the same envelope.
 
     The envelope is embedded once as JSON-LD: before the partial's content, or in the page's
-    <head> (the page's base template renders `result` with the `jsonld` macro).
+    <head> (the page's base template renders `result` with the `jsonld` macro). A partial also
+    empties the error slot of the action's form: this answer replaces the failure shown there.
     """
+    return _render(result, page, partial, error_slot_cleared=True, **context)
+
+
+def render_error_result(result: ToolResult, page: str, partial: str, **context: Any
+                        ) -> Response:
+    """Answer a failure as `render_result` does, except that the partial goes into the error
+    slot of the action's form (`HX-Retarget`, which htmx and the JS bridge both obey).
+
+    The form's own target is no place for it: that target may hold the form (a morph keeps the
+    form only because the partial renders it again), and replacing the form while an agent's
+    call on it is pending cancels the call, leaving the page without that tool.
+    """
+    response = _render(result, page, partial, error_slot_cleared=False, **context)
+    if is_partial() and not wants_json():
+        response.headers["HX-Retarget"] = "#" + error_slot_id(result.action)
+        response.headers["HX-Reswap"] = "innerHTML"
+    return response
+
+
+def _render(result: ToolResult, page: str, partial: str, error_slot_cleared: bool,
+            **context: Any) -> Response:
     if wants_json():
         response = jsonify(result.to_dict())
     elif is_partial():
-        response = make_response(render_template("webmcp/partial.html", partial_template=partial,
-                                                 result=result, **context))
+        cleared = error_slot_id(result.action) if error_slot_cleared else None
+        response = make_response(render_template(
+            "webmcp/partial.html", partial_template=partial, result=result,
+            cleared_error_slot=cleared, **context))
     else:
         response = make_response(render_template(page, result=result, **context))
     response.status_code = result.status_code

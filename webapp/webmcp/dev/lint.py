@@ -43,6 +43,7 @@ from ..catalog import Catalog
 from ..catalog import Tool
 from ..forms import agent_fields
 from ..input_schema import expected_input_schema
+from ..negotiation import error_slot_id
 from ..patterns import is_valid_pattern
 from ..routes import route_rule
 from .schema import Parameter
@@ -111,9 +112,12 @@ RULES = (
     Rule("WMCP015", "a pattern attribute that browsers ignore",
          "Browsers compile pattern with the v flag and drop it silently when that fails: no "
          "check for people, none in the agent's schema."),
-    Rule("WMCP016", "an htmx tool form whose swap replaces the form itself",
+    Rule("WMCP016", "an htmx tool form that an answer could replace: its swap, or a failure "
+                    "with no error slot beside the form",
          "A form replaced while the agent's call on it is pending cancels the call: swap "
-         "beside the form, or morph (innerMorph, outerMorph) a target that holds it."),
+         "beside the form, or morph (innerMorph, outerMorph) a target that holds it; and give "
+         "the form its error slot (`tool_form` does), outside the form, for the failures the "
+         "error handlers answer (CSRF, 404, 413, 429, 503), which render no form."),
     Rule("WMCP017", "a choice whose options the page supplies, without a description saying "
                     "whose words their titles are",
          "Option titles reach the agent's schema as written: when they are stored content (an "
@@ -380,25 +384,40 @@ def check_form(form: Tag, name: str, description: str, catalog: Catalog, url_map
 
 
 def check_swap(form: Tag, name: str) -> Iterator[Problem]:
-    """WMCP016: the swap of an htmx tool form (which the JS bridge repeats for agents) must
-    not replace the form."""
+    """WMCP016: no answer to an htmx tool form (which the JS bridge swaps for agents as htmx
+    does) may replace the form: neither its own swap, nor a failure, which goes to the form's
+    error slot (`negotiation.render_error_result`)."""
     def htmx(key: str) -> str | None:
         return attribute(form, key) or attribute(form, f"data-{key}")
 
     if htmx("hx-get") is None and htmx("hx-post") is None:
         return
+    page = list(form.parents)[-1]
     selector = htmx("hx-target")
     target: Tag | None = form
     if selector not in (None, "this"):
         try:
-            target = list(form.parents)[-1].select_one(selector)
+            target = page.select_one(selector)
         except ValueError:  # htmx's extended selectors ("closest …") are not CSS
-            return
+            target = None
     style = (htmx("hx-swap") or "innerHTML").split()[0]
-    holds_form = target is form or any(parent is target for parent in form.parents)
-    if target is not None and holds_form and style in REPLACING_SWAPS:
+    if target is not None and holds(target, form) and style in REPLACING_SWAPS:
         yield Problem("WMCP016", f"{name}: hx-target {selector or 'this'} holds the form and "
                                  f"hx-swap {style} replaces it", tool=name)
+    slot_id = error_slot_id(name)
+    slot = page.find(id=slot_id)
+    if not isinstance(slot, Tag):
+        yield Problem("WMCP016", f"{name}: no error slot #{slot_id} beside the form: a failure "
+                                 "(CSRF, 404, 413, 429, 503) has nowhere to go", tool=name)
+    elif holds(slot, form) or holds(form, slot):
+        where, effect = (("holds", "replace") if holds(slot, form) else ("is inside", "change"))
+        yield Problem("WMCP016", f"{name}: the error slot #{slot_id} {where} the form: a "
+                                 f"failure swapped into it would {effect} the form", tool=name)
+
+
+def holds(outer: Tag, inner: Tag) -> bool:
+    """Whether `inner` is `outer` or inside it."""
+    return inner is outer or any(parent is outer for parent in inner.parents)
 
 
 def check_option_titles(tool: Tool, page_choices: Iterable[str], parameters: list[Parameter]
