@@ -15,6 +15,8 @@ from pathlib import Path
 
 from webapp.datasets import synthetic
 from webapp.storage import migrations
+from webapp.storage import search
+from webapp.storage import sqlite
 
 SIZES = (1_000, 10_000, 100_000)
 SEED = 1
@@ -40,7 +42,7 @@ def dataset(count: int) -> Path:
 def _source_hash() -> str:
     """A short hash of the code that decides what a dataset holds."""
     digest = hashlib.sha256()
-    for module in (synthetic, migrations):
+    for module in (synthetic, migrations, search, sqlite):
         if module.__file__ is None:  # modules imported from files always know it
             raise LookupError(f"{module.__name__} has no source file to hash")
         digest.update(Path(module.__file__).read_bytes())

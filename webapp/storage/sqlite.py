@@ -60,7 +60,6 @@ class SearchPlan:
     """How a search reads its matches: `sql` yields the keys of up to `:needed` matching
     events in start order, one walk of an index that stops there."""
 
-    name: str
     sql: str
     params: dict[str, Any]
 
@@ -526,9 +525,8 @@ class SQLiteStorage:
         if query.starts_before is not None:
             params["end"] = search.first_key(query.starts_before)
             bounds += " AND rowid < :end"
-        return SearchPlan("terms in start order", "SELECT rowid FROM event_search WHERE "
-                          f"event_search MATCH :match AND {bounds} ORDER BY rowid "
-                          "LIMIT :needed", params)
+        return SearchPlan("SELECT rowid FROM event_search WHERE event_search MATCH :match "
+                          f"AND {bounds} ORDER BY rowid LIMIT :needed", params)
 
     def _events_holding(self, terms: list[str]) -> dict[str, int]:
         """How many events hold each of `terms` at each location (term@location -> count),
