@@ -6,6 +6,7 @@ updates, rebuilds and the migration from the old full-text index.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections import Counter
 from dataclasses import replace
@@ -14,10 +15,14 @@ from itertools import combinations
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 from sqlite_utils import Database
 from suite_clock import suite_start
 
 from webapp.datasets.synthetic import generate_events
+from webapp.storage import Event
 from webapp.storage import EventQuery
 from webapp.storage import search
 from webapp.storage.migrations import migrations
@@ -59,6 +64,11 @@ def keys_of(storage: SQLiteStorage) -> dict[str, int]:
     return dict(storage.db.execute("SELECT id, search_key FROM events").fetchall())
 
 
+@functools.cache
+def held(event: Event) -> frozenset[str]:
+    return frozenset(terms_of(event))
+
+
 def expected(storage, events, query: EventQuery) -> list[str]:
     """The ids a search must find, read from every event's terms, in key order."""
     keys = keys_of(storage)
@@ -73,8 +83,7 @@ def expected(storage, events, query: EventQuery) -> list[str]:
                 and all(getattr(query, name) in (None, getattr(event, name))
                         for name in ("location", "price", "level"))):
             continue
-        held = set(terms_of(event))
-        if all(search.located(word, event.location) in held for word in words):
+        if all(search.located(word, event.location) in held(event) for word in words):
             found.append(event.id)
     return sorted(found, key=keys.__getitem__)
 
@@ -87,6 +96,22 @@ def check(storage, events, query: EventQuery, offsets=(0, 10, 90)) -> int:
         assert (page.count, page.count_capped) == (min(len(wanted), CAP), len(wanted) > CAP)
         assert page.has_more == (len(wanted) > offset + 10)
     return len(wanted)
+
+
+# Text as people and agents type it: words of the events, pieces of them, operators, marks.
+TYPED = st.lists(st.one_of(
+    st.sampled_from(["社群", "台北", "臺北", "資安", "工作坊", "community", "python", "c", "台",
+                     "ＡＩ", "night", "_price_paid", "@taipei", '"', "*", "NOT", "OR", "NEAR(",
+                     "title:", "^", "-", "研討會議", "haskell"]),
+    st.text(max_size=6)), max_size=4).map(" ".join)
+
+
+@given(text=TYPED, filters=st.sampled_from(FILTERS))
+@settings(max_examples=150, deadline=None)
+def test_whatever_is_typed_finds_exactly_the_events_holding_its_terms(generated, text,
+                                                                     filters):
+    storage, events = generated
+    check(storage, events, EventQuery(starts_after=NOW, text=text, **filters), offsets=(0,))
 
 
 def test_keys_are_unique_and_in_start_order(generated):

@@ -342,9 +342,9 @@ class SQLiteStorage:
         events = list(events)
         if not events:
             return 0
-        keyed = list(zip(self._allocate_keys(events), events, strict=True))
-        rows = [_event_row(event, key) for key, event in keyed]
-        with self.transaction():
+        with self.transaction():  # keys are given under the write lock: no two alike
+            keyed = list(zip(self._allocate_keys(events), events, strict=True))
+            rows = [_event_row(event, key) for key, event in keyed]
             self.db.conn.executemany(_insert(rows[0]), rows)
             self._index(keyed)
         return len(rows)
