@@ -51,6 +51,7 @@ FILTER_SETS = ("none", "location", "price", "level", "location+price", "location
 DATE_RANGE_DAYS = 30
 # Function words of the generated titles ("for Beginners", "in Practice"): nobody searches them.
 FUNCTION_WORDS = {"for", "in"}
+STORAGE_REPEATS = 15  # in-process timings of each cell's storage call
 HEALTH_EVERY = 8  # cells between two timings of /health
 REQUESTS_PER_CELL = 9
 
@@ -61,6 +62,13 @@ class Query:
 
     name: str
     text: str
+
+
+# Two rows that frame the matrix, left out of its worst cell and median: the same request
+# when no word list is read (filters alone; a word no event holds, known from the term
+# counts), i.e. what a search costs before any walk of the index.
+REFERENCES = (Query("reference: filters alone", ""),
+              Query("reference: a word no event holds", "qxzjvw"))
 
 
 def vocabulary() -> dict[str, set[str]]:
@@ -127,7 +135,8 @@ def filters(name: str, today: date) -> dict[str, str]:
 
 def cell_path(query: Query, column: str, today: date) -> str:
     """The address of one cell of the matrix."""
-    return "/events?" + urlencode({"query": query.text, **filters(column, today)})
+    words = {"query": query.text} if query.text else {}
+    return "/events?" + urlencode({**words, **filters(column, today)})
 
 
 class KeepAlive:
@@ -195,7 +204,7 @@ def measure(base: str, database: Path, rounds: int) -> dict[str, Any]:
         storage.close()
     rows = queries(drawn)
     cells = [(query.name, column, cell_path(query, column, today))
-             for query in rows for column in FILTER_SETS]
+             for query in [*rows, *REFERENCES] for column in FILTER_SETS]
     client = KeepAlive(base)
     try:
         for _, _, path in cells:  # warm up every worker's caches and code paths
@@ -216,11 +225,17 @@ def measure(base: str, database: Path, rounds: int) -> dict[str, Any]:
     finally:
         client.close()
     ratios = {key: spread(values) for key, values in samples.items() if key[0] != "/health"}
-    worst = max(ratios, key=lambda key: ratios[key]["median"])
+    measured = {key: figure for key, figure in ratios.items()
+                if key[0] not in {query.name for query in REFERENCES}}
+    worst = max(measured, key=lambda key: measured[key]["median"])
     worst_query = next(query for query in rows if query.name == worst[0])
+    in_process = storage_times(database, {(query.name, column): cell_path(query, column, today)
+                                          for query in rows for column in FILTER_SETS})
+    slowest = max(in_process, key=in_process.__getitem__)
     return {
         "words": {f"{script} {band}": words for (script, band), words in drawn.items()},
         "queries": [{"name": query.name, "text": query.text} for query in rows],
+        "references": [{"name": query.name, "text": query.text} for query in REFERENCES],
         "filterSets": {column: filters(column, today) for column in FILTER_SETS},
         "healthP50Ms": spread(samples["/health", "p50 ms"]),
         "cells": [{"query": query, "filters": filters, "overHealth": figure}
@@ -228,8 +243,30 @@ def measure(base: str, database: Path, rounds: int) -> dict[str, Any]:
         "worst": {"query": worst[0], "text": worst_query.text, "filters": worst[1],
                   "overHealth": ratios[worst],
                   "plan": explain(database, cell_path(worst_query, worst[1], today))},
-        "median": statistics.median(figure["median"] for figure in ratios.values()),
+        "median": statistics.median(figure["median"] for figure in measured.values()),
+        "storage": {"medianMs": statistics.median(in_process.values()),
+                    "slowest": {"query": slowest[0], "filters": slowest[1],
+                                "ms": in_process[slowest]}},
     }
+
+
+def storage_times(database: Path, paths: dict[tuple[str, str], str]
+                  ) -> dict[tuple[str, str], float]:
+    """The in-process p50 (ms) of each cell's storage call, on one open connection."""
+    storage = SQLiteStorage.open(database)
+    try:
+        found = {}
+        for key, path in paths.items():
+            query = Endpoint(path, path, {}).storage_query()
+            times = []
+            for _ in range(STORAGE_REPEATS):
+                started = time.perf_counter()
+                storage.search_events(query, PAGE_SIZE, 0, SEARCH_COUNT_CAP)
+                times.append((time.perf_counter() - started) * 1000)
+            found[key] = statistics.median(times)
+        return found
+    finally:
+        storage.close()
 
 
 def explain(database: Path, path: str) -> dict[str, Any]:

@@ -41,8 +41,8 @@ def matrix_tables(matrix: dict[str, Any]) -> str:
     cells = {(cell["query"], cell["filters"]): cell["overHealth"] for cell in matrix["cells"]}
     worst = matrix["worst"]
     rows = []
-    for query in matrix["queries"]:
-        row = [f"{query['name']}: {query['text']}"]
+    for query in [*matrix["queries"], *matrix["references"]]:
+        row = [f"{query['name']}: {query['text']}".rstrip(": ")]
         for column in columns:
             figure = cells[query["name"], column]["median"]
             marked = (query["name"], column) == (worst["query"], worst["filters"])
@@ -59,8 +59,12 @@ def matrix_tables(matrix: dict[str, Any]) -> str:
         f"Words by share of upcoming events: {words}.",
         f"Filters: {filters}.",
         f"Worst cell: {worst['query']} “{worst['text']}” with {worst['filters']}: "
-        f"{spread_text(worst['overHealth'])}× /health; median of all "
-        f"{len(matrix['cells'])} cells: {matrix['median']:.2f}×.",
+        f"{spread_text(worst['overHealth'])}× /health; median of the "
+        f"{len(matrix['queries']) * len(columns)} cells: {matrix['median']:.2f}× (references "
+        "left out).",
+        f"Storage in-process: median {matrix['storage']['medianMs']:.3f} ms, slowest "
+        f"{matrix['storage']['slowest']['ms']:.3f} ms ({matrix['storage']['slowest']['query']} "
+        f"with {matrix['storage']['slowest']['filters']}).",
         f"Its plan ({worst['plan']['storageP50Ms']:.3f} ms in storage, in-process):",
         *plan_lines(worst["plan"]), ""]
     return "\n".join(lines)

@@ -56,6 +56,12 @@ leaves the start alone. "Upcoming" and date ranges are key ranges.
 and a capped count. Backends keep how many events hold each term (`Search.by_rarity`) and
 intersect the rarest lists first, so a long list (a common word, a filter most events meet)
 is only read where the rarer ones already agree.
+
+**Backends.** SQLite (`sqlite.py`) keeps the terms in an FTS5 index whose rowid is the key and
+answers a search with one FTS5 query, an OR of the conjunctions, walked in key order with
+`LIMIT` (`SQLiteStorage.plan_search`). PostgreSQL keeps the same keys, the same terms and the
+same counts; bench/README.md ("Search in PostgreSQL") says which of its indexes can stop after
+a page and a capped count, as measured with these terms.
 """
 
 from __future__ import annotations
