@@ -29,8 +29,11 @@ def dataset(count: int) -> Path:
     STORE.mkdir(exist_ok=True)
     path = STORE / f"events-{count}-seed{SEED}-{date.today()}-{_source_hash()}.sqlite"
     if not path.exists():
+        # Only other days' copies go: other checkouts on this machine may be benchmarking
+        # other code today, with datasets of their own (another hash).
         for stale in STORE.glob(f"events-{count}-seed{SEED}-*"):
-            stale.unlink()
+            if f"-{date.today()}-" not in stale.name:
+                stale.unlink()
         draft = path.with_suffix(".draft")
         draft.unlink(missing_ok=True)
         subprocess.run([FLASK, "--app", "webapp", "generate-events", "--count", str(count),
