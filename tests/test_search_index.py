@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
 from itertools import combinations
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -34,10 +35,11 @@ NOW = suite_start()
 TAIPEI = ZoneInfo("Asia/Taipei")
 EVENTS = 3000
 CAP = 100
-FILTERS = [{}, {"location": "kaohsiung"}, {"price": "paid"}, {"level": "advanced"},
-           {"location": "taipei", "price": "free"}, {"location": "online", "level": "beginner"},
-           {"price": "paid", "level": "intermediate"},
-           {"location": "taichung", "price": "free", "level": "advanced"}]
+FILTERS: list[dict[str, Any]] = [
+    {}, {"location": "kaohsiung"}, {"price": "paid"}, {"level": "advanced"},
+    {"location": "taipei", "price": "free"}, {"location": "online", "level": "beginner"},
+    {"price": "paid", "level": "intermediate"},
+    {"location": "taichung", "price": "free", "level": "advanced"}]
 # Words of every kind and frequency the generator writes, and searches people type: those
 # that must find something among the generated events, then the rare ones (an event in two
 # thousand: maybe none here) and those that find nothing.
@@ -248,7 +250,7 @@ def test_the_old_full_text_index_is_migrated(tmp_path):
     migrations.apply(old, stop_before="004_search_terms")
     events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
     # The old schema's row, as the code of then wrote it (its triggers fill its index).
-    old["events"].insert_all({key: value for key, value in _event_row(event, 0).items()
+    old.table("events").insert_all({key: value for key, value in _event_row(event, 0).items()
                               if key != "search_key"} for event in events)
     old.conn.commit()
     old.close()
