@@ -247,7 +247,7 @@ def test_the_old_full_text_index_is_migrated(tmp_path):
     """A database from before the search terms: its events are keyed and indexed."""
     path = tmp_path / "old.sqlite"
     old = Database(sqlite3.connect(path))
-    migrations.apply(old, stop_before="004_search_terms")
+    migrations.apply(old, stop_before="005_search_terms")
     events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
     # The old schema's row, as the code of then wrote it (its triggers fill its index).
     old.table("events").insert_all({key: value for key, value in _event_row(event, 0).items()
