@@ -29,7 +29,7 @@ each written with the event's location after `LOCATION_MARK` (`community_@taipei
 list of events is thus one list per location: words that only events of one city hold (台北,
 線上, venue names) never meet the lists of another city, so a search for 「台北 線上」 or for
 台北 within Kaohsiung finds nothing at once instead of reading two long lists that never meet.
-A search without a location reads the four locations' lists side by side, merged in key order.
+A search without a location reads every location's lists side by side, merged in key order.
 
 **A query needs** every part of what was typed: each word whole, but the last, which is
 being typed and also finds the words it starts ("communi", "communit" find "community";
@@ -37,7 +37,7 @@ being typed and also finds the words it starts ("communi", "communit" find "comm
 itself, and a longer one as all of its overlapping triples (提示注入 → 提示注 示注入). A phrase
 of two or three characters is thus matched exactly, and a longer one when every three-
 character piece of it is in the event: exact in practice, and it keeps the index free of
-positions, which made it four times larger and five times slower to build (bench/README.md).
+positions, which made it four times larger and twice as slow to build (bench/README.md).
 No English stemming: what is typed must match the words as written ("communi" is a prefix of
 "community", not of its stem "commun"), the prefix of the last word already finds plurals,
 and a stemmer would be one more thing the two backends must agree on.
@@ -49,8 +49,8 @@ the index on its next start.
 
 **Keys.** An event's `search_key` is its start in whole seconds times `TIES_PER_SECOND`, plus
 the lowest tie number no other event starting in that second holds: unique, in start order
-(events starting in the same second in the order they were added), and kept when an update
-leaves the start alone. "Upcoming" and date ranges are key ranges.
+(events starting in the same second by tie number, which is mostly the order they were
+added in), and kept when an update leaves the start alone. "Upcoming" and date ranges are key ranges.
 
 **Reading** a conjunction costs about the length of the lists it walks before it has a page
 and a capped count. Backends keep how many events hold each term (`Search.by_rarity`) and

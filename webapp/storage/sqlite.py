@@ -497,6 +497,7 @@ class SQLiteStorage:
             has_more=len(keys) > offset + limit,
         )
 
+    @guarded
     def plan_search(self, query: EventQuery) -> SearchPlan | None:
         """How `search_events` reads `query`: None when nothing can match it.
 
