@@ -141,6 +141,11 @@ def test_full_text_syntax_in_the_query_is_just_text(client, text):
     code, body = search(client, query=text)
     assert code == 200
     assert body["status"] in ("success", "no_results")
+    page = client.get("/zh-TW/events?" + urlencode({"query": text}))
+    assert page.status_code == 200
+    soup = BeautifulSoup(page.data, "html.parser")
+    shown = [field["value"] for field in soup.select("#results input[name=event_id]")]
+    assert shown == [event["id"] for event in body["data"]["events"]]
 
 
 @pytest.mark.parametrize("text", ['webmcp"', '"webmcp"', "^WebMCP", "(webmcp", "webmcp)",
@@ -182,6 +187,9 @@ FINDS = [
     ("community", "evt-webmcp-kaohsiung"),
     ("WebMCP Kaohsiung", "evt-webmcp-kaohsiung"),
     ("ＷｅｂＭＣＰ", "evt-webmcp-kaohsiung"),
+    ('"資安"', SECURITY),  # quotes and operators are only text
+    ("(提示注入)*", SECURITY),
+    ("-研討會^", SECURITY),
 ]
 MISSES = [
     ("資安 JavaScript", SECURITY),  # mixed: one part missing
