@@ -49,8 +49,8 @@ the index on its next start.
 
 **Keys.** An event's `search_key` is its start in whole seconds times `TIES_PER_SECOND`, plus
 the lowest tie number no other event starting in that second holds: unique, in start order
-(events starting in the same second by tie number, which is mostly the order they were
-added in), and kept when an update leaves the start alone. "Upcoming" and date ranges are key ranges.
+(events starting in the same second by tie number, which is mostly the order they were added
+in), and kept when an update leaves the start alone. "Upcoming" and date ranges are key ranges.
 
 **Reading** a conjunction costs about the length of the lists it walks before it has a page
 and a capped count. Backends keep how many events hold each term (`Search.by_rarity`) and
