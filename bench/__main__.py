@@ -19,6 +19,7 @@ from webapp.datasets.synthetic import COMMON_WORD
 
 from . import floors
 from . import growth
+from . import matrix
 from . import pages
 from . import payload
 from . import plans
@@ -59,6 +60,8 @@ def main() -> None:
             print("1, 2: search vs. the framework and storage floors…", flush=True)
             results["framework"] = floors.measure(base, largest, args.rounds, args.seconds)
             results["plans"] = plans.measure(largest)
+            print("9: the search matrix…", flush=True)
+            results["matrix"] = matrix.measure(base, largest, args.rounds)
             print("7: deep pages…", flush=True)
             results["pages"] = pages.measure(base, args.rounds, max(1, args.seconds // 2))
             with chromium() as browser:

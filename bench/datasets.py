@@ -15,6 +15,8 @@ from pathlib import Path
 
 from webapp.datasets import synthetic
 from webapp.storage import migrations
+from webapp.storage import search
+from webapp.storage import sqlite
 
 SIZES = (1_000, 10_000, 100_000)
 SEED = 1
@@ -27,8 +29,11 @@ def dataset(count: int) -> Path:
     STORE.mkdir(exist_ok=True)
     path = STORE / f"events-{count}-seed{SEED}-{date.today()}-{_source_hash()}.sqlite"
     if not path.exists():
+        # Only other days' copies go: other checkouts on this machine may be benchmarking
+        # other code today, with datasets of their own (another hash).
         for stale in STORE.glob(f"events-{count}-seed{SEED}-*"):
-            stale.unlink()
+            if f"-{date.today()}-" not in stale.name:
+                stale.unlink()
         draft = path.with_suffix(".draft")
         draft.unlink(missing_ok=True)
         subprocess.run([FLASK, "--app", "webapp", "generate-events", "--count", str(count),
@@ -40,7 +45,7 @@ def dataset(count: int) -> Path:
 def _source_hash() -> str:
     """A short hash of the code that decides what a dataset holds."""
     digest = hashlib.sha256()
-    for module in (synthetic, migrations):
+    for module in (synthetic, migrations, search, sqlite):
         if module.__file__ is None:  # modules imported from files always know it
             raise LookupError(f"{module.__name__} has no source file to hash")
         digest.update(Path(module.__file__).read_bytes())

@@ -36,7 +36,7 @@ from .stats import ratios
 from .stats import spread
 
 CONCURRENCIES = (1, 8)
-RARE_WORD = RARE_TOPICS[0]
+RARE_WORD = RARE_TOPICS[0].en
 
 
 @dataclass(frozen=True)

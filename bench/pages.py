@@ -2,9 +2,9 @@
 last page (LAST_PAGE, the deepest the schema allows: the page after it answers invalid_input),
 in the same rounds, so the costliest page of the costliest search stands next to its page 1.
 
-The last page costs more than the first where a search walks its index checking each event for
-its words (a word a few percent of events hold, see `SQLiteStorage.plan_search`): it reads up
-to SEARCH_COUNT_CAP events, where page 1000 of the same search used to read ten thousand.
+Every page of a search reads the same part of the index: the walk that counts its matches up to
+SEARCH_COUNT_CAP holds every page it can show (see `SQLiteStorage.search_events`), and only the
+ten events shown are then read in full.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from .stats import spread
 
 # Words by how many events hold them (synthetic.py): most, one in ten, one in thirty, one in
 # a thousand; each alone and within two filters.
-WORDS = {"common word": COMMON_WORD, "format word": FORMATS[0], "topic word": "Python",
-         "rare word": RARE_TOPICS[0]}
+WORDS = {"common word": COMMON_WORD, "format word": FORMATS[1].en, "topic word": "Python",
+         "rare word": RARE_TOPICS[0].en}
 FILTERS = {"": {}, " + filters": {"location": "taipei", "level": "beginner"}}
 PAGES = (1, LAST_PAGE)
 

@@ -1,4 +1,5 @@
-"""The query plans search relies on, as SQLite reports them (EXPLAIN QUERY PLAN)."""
+"""The query plans search relies on: what each search matches in the index (its FTS5 query:
+one conjunction per location, rarest term first) and SQLite's EXPLAIN QUERY PLAN of it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .floors import ENDPOINTS
 
 
 def measure(database: Path) -> list[dict[str, Any]]:
-    """The plan each search uses (see `SQLiteStorage.plan_search`) and SQLite's EXPLAIN of it."""
+    """The plan of each search of the floors (see `SQLiteStorage.plan_search`)."""
     storage = SQLiteStorage.open(database)
     try:
         found: list[dict[str, Any]] = []
@@ -24,8 +25,9 @@ def measure(database: Path) -> list[dict[str, Any]]:
             plan = storage.plan_search(query)
             if plan is None:  # no word to look for: nothing is read, there is no plan
                 continue
-            found.append({"endpoint": endpoint.name, "path": endpoint.path, "plan": plan.name,
-                          **storage.explain_search(query, PAGE_SIZE, SEARCH_COUNT_CAP)})
+            found.append({"endpoint": endpoint.name, "path": endpoint.path,
+                          "match": plan.params["match"],
+                          "steps": storage.explain_search(query, PAGE_SIZE, SEARCH_COUNT_CAP)})
         return found
     finally:
         storage.close()

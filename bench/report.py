@@ -28,9 +28,57 @@ def table(title: str, header: list[str], rows: list[list[str]]) -> str:
                       *[line(row) for row in rows], ""])
 
 
+def plan_lines(plan: dict[str, Any]) -> list[str]:
+    """A search's plan as printed: its FTS5 query (one conjunction a line), SQLite's steps."""
+    conjunctions = (plan["match"] or "(nothing can match: nothing is read)").split(" OR ")
+    return ([f"  match  {conjunction}" for conjunction in conjunctions]
+            + [f"  plan   {step}" for step in plan["steps"]])
+
+
+def matrix_tables(matrix: dict[str, Any]) -> str:
+    """8: every cell of the search matrix as p50 ÷ /health p50, then the worst cell's plan."""
+    columns = list(matrix["filterSets"])
+    cells = {(cell["query"], cell["filters"]): cell["overHealth"] for cell in matrix["cells"]}
+    worst = matrix["worst"]
+    rows = []
+    for query in [*matrix["queries"], *matrix["references"]]:
+        row = [f"{query['name']}: {query['text']}".rstrip(": ")]
+        for column in columns:
+            figure = cells[query["name"], column]["median"]
+            marked = (query["name"], column) == (worst["query"], worst["filters"])
+            row.append(("► " if marked else "") + f"{figure:.2f}")
+        rows.append(row)
+    words = "; ".join(f"{band}: {', '.join(found)}" for band, found in matrix["words"].items())
+    filters = "; ".join(f"{name} = {', '.join(f'{k}={v}' for k, v in chosen.items()) or '—'}"
+                        for name, chosen in matrix["filterSets"].items())
+    lines = [table(
+        "9. Search matrix (100 000 events, gunicorn 2 workers, concurrency 1): each cell's p50 "
+        f"÷ /health p50 in the same round (/health p50 {spread_text(matrix['healthP50Ms'])} "
+        "ms), median of the rounds",
+        ["words (band: text)", *columns], rows),
+        f"Words by share of upcoming events: {words}.",
+        f"Filters: {filters}.",
+        f"Worst cell: {worst['query']} “{worst['text']}” with {worst['filters']}: "
+        f"{spread_text(worst['overHealth'])}× /health; median of the "
+        f"{len(matrix['queries']) * len(columns)} cells: {matrix['median']:.2f}× (references "
+        "left out).",
+        f"Storage in-process: median {matrix['storage']['medianMs']:.3f} ms, slowest "
+        f"{matrix['storage']['slowest']['ms']:.3f} ms ({matrix['storage']['slowest']['query']} "
+        f"with {matrix['storage']['slowest']['filters']}).",
+        f"Its plan ({worst['plan']['storageP50Ms']:.3f} ms in storage, in-process):",
+        *plan_lines(worst["plan"]), ""]
+    return "\n".join(lines)
+
+
 def goals(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
     """Each goal of the issue: what it asks, the figure measured, and whether it is met."""
-    checks = []
+    matrix = results["matrix"]
+    worst = matrix["worst"]["overHealth"]["median"]
+    checks = [
+        ("search matrix, worst cell: c1 p50 ≤ 2.5× /health", f"{worst:.2f}×", worst <= 2.5),
+        ("search matrix, median cell: c1 p50 ≤ 2.5× /health", f"{matrix['median']:.2f}×",
+         matrix["median"] <= 2.5),
+    ]
     for row in results["framework"]:
         if row["endpoint"].startswith("JSON, rare") or row["endpoint"].startswith("JSON, common"):
             ratio = row["c8"]["p50OverHealth"]["median"]
@@ -165,11 +213,11 @@ def render(results: dict[str, Any]) -> str:
                        spread_text(row["firstPageP50Ms"]), spread_text(row["lastPageP50Ms"]),
                        spread_text(row["lastOverFirst"], 1)] for row in deep["rows"]]))
     out.append(round_trip_table(results["roundTrip"]))
-    plans = ["Query plans at 100 000 events (EXPLAIN QUERY PLAN of the page, then the count)"]
+    out.append(matrix_tables(results["matrix"]))
+    plans = ["Query plans at 100 000 events (what each search matches in the index, then "
+             "EXPLAIN QUERY PLAN)"]
     for entry in results["plans"]:
-        plans.append(f"{entry['path']}  →  {entry['plan']}")
-        for part in ("page", "count"):
-            plans += [f"  {part:5}  {step}" for step in entry[part]]
+        plans += [entry["path"], *plan_lines(entry)]
     out.append("\n".join(plans) + "\n")
     out.append(table("Goals", ["goal", "measured", "met"],
                      [[goal, figure, "yes" if met else "NO"]

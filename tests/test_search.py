@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
@@ -19,6 +20,7 @@ from webapp.datasets.synthetic import generate_events
 from webapp.domain.schemas import LAST_PAGE
 from webapp.domain.schemas import PAGE_SIZE
 from webapp.domain.schemas import SEARCH_COUNT_CAP
+from webapp.storage import Event
 from webapp.storage.connection import get_db
 
 TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
@@ -139,6 +141,11 @@ def test_full_text_syntax_in_the_query_is_just_text(client, text):
     code, body = search(client, query=text)
     assert code == 200
     assert body["status"] in ("success", "no_results")
+    page = client.get("/zh-TW/events?" + urlencode({"query": text}))
+    assert page.status_code == 200
+    soup = BeautifulSoup(page.data, "html.parser")
+    shown = [field["value"] for field in soup.select("#results input[name=event_id]")]
+    assert shown == [event["id"] for event in body["data"]["events"]]
 
 
 @pytest.mark.parametrize("text", ['webmcp"', '"webmcp"', "^WebMCP", "(webmcp", "webmcp)",
@@ -151,15 +158,82 @@ def test_operator_characters_around_a_word_find_what_the_word_finds(client, text
             == [e["id"] for e in plain["data"]["events"]])
 
 
-def test_query_matches_title_or_summary_and_prefixes_while_typing(client):
-    _, by_title = search(client, query="Untrusted Copy")
-    assert [e["id"] for e in by_title["data"]["events"]] == ["evt-malicious-copy"]
-    _, by_summary = search(client, query="reveal every secret")
-    assert [e["id"] for e in by_summary["data"]["events"]] == ["evt-malicious-copy"]
-    _, description_only = search(client, query="onerror")
-    assert description_only["status"] == "no_results"
-    _, typing = search(client, query="webm")
-    assert "evt-webmcp-intro" in [e["id"] for e in typing["data"]["events"]]
+def found_ids(client, text: str, **params) -> list[str]:
+    _, body = search(client, query=text, **params)
+    return [event["id"] for event in body["data"]["events"]]
+
+
+def test_query_matches_title_summary_venue_and_description(client):
+    assert found_ids(client, "Untrusted Copy") == ["evt-malicious-copy"]  # title
+    assert found_ids(client, "reveal every secret") == ["evt-malicious-copy"]  # summary
+    assert found_ids(client, "onerror") == ["evt-malicious-copy"]  # description only
+    assert found_ids(client, "Daan Co-working") == ["evt-webmcp-intro"]  # venue only
+
+
+# The matching rules of DESIGN.md §8 as people meet them: (typed, an event it must find).
+SECURITY = "evt-ai-security-taipei"  # 台北資安研討會：AI 代理人的安全設計
+FINDS = [
+    ("資安", SECURITY),  # a word inside a run of Chinese characters
+    ("研討會", SECURITY),
+    ("提示注入", SECURITY),  # four characters, from the summary
+    ("台北國際會議", SECURITY),  # the venue
+    ("臺北資安", SECURITY),  # 臺 is 台
+    ("ＡＩ　代理人", SECURITY),  # full-width letters and space
+    ("ai 代理人 安全設計", SECURITY),  # mixed: every part is needed
+    ("台", SECURITY),  # one character is a search too
+    ("JavaScript 月聚", "evt-js-meetup-taipei"),
+    ("communi", "evt-webmcp-kaohsiung"),  # while typing "community"
+    ("communit", "evt-webmcp-kaohsiung"),
+    ("community", "evt-webmcp-kaohsiung"),
+    ("WebMCP Kaohsiung", "evt-webmcp-kaohsiung"),
+    ("ＷｅｂＭＣＰ", "evt-webmcp-kaohsiung"),
+    ('"資安"', SECURITY),  # quotes and operators are only text
+    ("(提示注入)*", SECURITY),
+    ("-研討會^", SECURITY),
+]
+MISSES = [
+    ("資安 JavaScript", SECURITY),  # mixed: one part missing
+    ("研討會議", SECURITY),  # not in the text, though 研討會 and 會議 are
+    ("communi Kaohsiung", "evt-webmcp-kaohsiung"),  # only the last word is a prefix
+    ("ommunity", "evt-webmcp-kaohsiung"),  # the middle of a word is not its start
+]
+
+
+@pytest.mark.parametrize(("typed", "event_id"), FINDS)
+def test_what_people_type_finds_the_event_in_json_and_on_the_page(client, typed, event_id):
+    assert event_id in found_ids(client, typed)
+    for language in ("zh-TW", "en"):
+        page = client.get(f"/{language}/events?" + urlencode({"query": typed}))
+        assert page.status_code == 200
+        soup = BeautifulSoup(page.data, "html.parser")
+        assert soup.select_one(f"#results input[name=event_id][value={event_id}]"), language
+        assert one(soup, "form#search_events [name=query]")["value"] == typed
+
+
+@pytest.mark.parametrize(("typed", "event_id"), MISSES)
+def test_what_the_event_does_not_say_does_not_find_it(client, typed, event_id):
+    assert event_id not in found_ids(client, typed)
+    page = client.get("/zh-TW/events?" + urlencode({"query": typed}))
+    soup = BeautifulSoup(page.data, "html.parser")
+    assert not soup.select(f"#results input[name=event_id][value={event_id}]")
+
+
+def test_an_event_written_with_tai_is_found_by_either_form(app, client, clock):
+    formal = Event(id="evt-formal-tai", title="臺中 Rust 讀書會", summary="每週一次。",
+                   description="", starts_at=clock() + timedelta(days=3),
+                   ends_at=clock() + timedelta(days=3, hours=2), location="taichung",
+                   venue="臺中市立圖書館", price="free", level="beginner", capacity=20,
+                   held_seats=0, registration_deadline=clock() + timedelta(days=2))
+    with app.app_context():
+        get_db().import_events([formal])
+    for typed in ("臺中 rust", "台中 Rust", "台中市立", "臺"):
+        assert "evt-formal-tai" in found_ids(client, typed), typed
+
+
+def test_one_chinese_character_finds_every_event_that_has_it(client):
+    with_it = found_ids(client, "臺")  # folded to 台: 台北, 台中...
+    assert {SECURITY, "evt-js-meetup-taipei", "evt-ai-agents-taichung"} <= set(with_it)
+    assert all(event_id in with_it for event_id in found_ids(client, "台北"))
 
 
 def test_upcoming_events_only_soonest_first(client, clock):

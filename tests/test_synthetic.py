@@ -11,14 +11,18 @@ from zoneinfo import ZoneInfo
 import pytest
 from suite_clock import suite_start
 
-from webapp.datasets.synthetic import COMMON_WORD
+from webapp.datasets.synthetic import COMMON_WORDS
+from webapp.datasets.synthetic import FORMATS
 from webapp.datasets.synthetic import RARE_TOPICS
 from webapp.datasets.synthetic import SPREAD_DAYS
 from webapp.datasets.synthetic import TOPICS
+from webapp.datasets.synthetic import VOICES
 from webapp.datasets.synthetic import generate_events
 from webapp.domain.schemas import LEVELS
 from webapp.domain.schemas import LOCATIONS
 from webapp.domain.schemas import PRICES
+from webapp.storage import EventQuery
+from webapp.storage.sqlite import SQLiteStorage
 
 NOW = suite_start()
 TAIPEI = ZoneInfo("Asia/Taipei")
@@ -56,22 +60,42 @@ def test_every_vocabulary_is_covered(events):
     assert {e.price for e in events} == set(PRICES)
     assert {e.level for e in events} == set(LEVELS)
     titles = " ".join(e.title for e in events)
-    assert all(topic in titles for topic in TOPICS + RARE_TOPICS)
+    assert all(topic.en in titles and topic.zh in titles for topic in TOPICS)
+    assert all(form.en in titles and form.zh in titles for form in FORMATS)
 
 
-def test_dates_spread_over_the_year_before_and_after(events):
-    upcoming = sum(e.starts_at > NOW for e in events) / len(events)
-    assert 0.4 < upcoming < 0.6
-    months = {(e.starts_at.year, e.starts_at.month) for e in events}
-    assert len(months) >= 24
+def test_events_are_written_in_chinese_english_and_both(events):
+    def voice(event):
+        text = event.title + event.summary
+        has_cjk = bool(re.search("[\u4e00-\u9fff]", text))
+        has_latin_sentence = bool(re.search("[a-z]{3,} [a-z]{3,}", text))
+        return {(True, False): "zh", (False, True): "en", (True, True): "mixed"}.get(
+            (has_cjk, has_latin_sentence), "other")
+
+    shares = Counter(voice(event) for event in events)
+    assert set(shares) == {"zh", "en", "mixed"}
+    for name in shares:
+        expected = next(v.share for v in VOICES if v.name == name)
+        assert abs(shares[name] / len(events) - expected) < 0.1, (name, shares)
 
 
-def test_one_word_is_in_most_events_and_rare_topics_in_few(events):
-    with_common = sum(COMMON_WORD in e.summary for e in events) / len(events)
-    assert 0.7 < with_common < 0.9
-    rare = Counter(topic for e in events for topic in RARE_TOPICS if topic in e.title)
-    assert set(rare) == set(RARE_TOPICS)
-    assert all(count < len(events) / 200 for count in rare.values())
+def test_places_are_written_with_tai_both_ways(events):
+    text = " ".join(e.title + e.venue + e.description for e in events)
+    assert text.count("臺北") > 100 and text.count("台北") > 2 * text.count("臺北") / 3
+
+
+def test_words_have_the_frequencies_search_meets(events):
+    """A few words in most events of their language, topics falling off like a Zipf law,
+    rare topics in about one event in two thousand each."""
+    def share(word):
+        return sum(word in e.title + e.summary + e.description for e in events) / len(events)
+
+    assert share(COMMON_WORDS.zh) > 0.5 and share(COMMON_WORDS.en) > 0.3
+    popular, middling = share(TOPICS[0].en), share(TOPICS[10].en)
+    assert 0.05 < popular and 0.005 < middling < popular / 5
+    rare = Counter(topic.slug for e in events for topic in RARE_TOPICS if topic.slug in e.id)
+    assert all(count < len(events) / 500 for count in rare.values())
+    assert len(rare) >= len(RARE_TOPICS) - 2
 
 
 def test_the_command_fills_a_new_database_and_refuses_a_full_one(runner, tmp_path):
@@ -82,9 +106,14 @@ def test_the_command_fills_a_new_database_and_refuses_a_full_one(runner, tmp_pat
     assert "Generated 300 event(s)" in result.output
     with sqlite3.connect(database) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 300
-        assert conn.execute("SELECT count(*) FROM events_fts WHERE events_fts MATCH ?",
-                            [COMMON_WORD]).fetchone()[0] > 150
         assert conn.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0] > 0
+    storage = SQLiteStorage.open(database)
+    try:
+        found = storage.search_events(EventQuery(starts_after=NOW - timedelta(days=400),
+                                                 text=COMMON_WORDS.zh), 10, 0, 1000)
+        assert found.count > 100
+    finally:
+        storage.close()
 
     again = runner.invoke(args=args)
     assert again.exit_code != 0

@@ -37,6 +37,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         template_folder=str(config.SITE_ROOT / "templates"),
         static_folder=str(config.SITE_ROOT / "static"),
     )
+    # JSON answers in UTF-8 as they are: a Chinese character takes 3 bytes, not a 6-byte \u
+    # escape (agents pay for every byte; ten Chinese results went past 4 KB escaped).
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.config.from_mapping(config.defaults(app.instance_path))
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)

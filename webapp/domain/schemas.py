@@ -143,7 +143,8 @@ class SearchEventsInput(ToolInput):
     query = fields.String(
         validate=length(max=100),
         metadata={"label": _l("Keywords"), "input_type": "search", "autocomplete": "off",
-                  "description": _l("Words to find in event titles and summaries")})
+                  "description": _l("Words or Chinese characters to find in the events' titles, "
+                                         "summaries, venues and descriptions")})
     location = fields.String(
         validate=one_of(LOCATIONS),
         metadata={"label": _l("Location"), "empty_label": _l("Any location"),

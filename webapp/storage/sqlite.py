@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sqlite3
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -20,7 +20,6 @@ from datetime import UTC
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from typing import NamedTuple
 from typing import ParamSpec
 from typing import TypeVar
 
@@ -35,72 +34,34 @@ from . import EventPage
 from . import EventQuery
 from . import Registration
 from . import StorageError
+from . import search
 from .migrations import migrations
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# A free-text expression found in more events than this is "common": a search for it stops
-# reading every match and sorting them, and walks the start-time order instead (see
-# `SQLiteStorage.plan_search`).
-COMMON_TERM_THRESHOLD = 1000
 BULK_LOAD_CACHE_KIB = 256 * 1024
-_WORD = re.compile(r"\w+", re.UNICODE)
+INDEX_BATCH = 2000  # events whose terms are written to the search index at once
 EVENT_COLUMNS = (
     "e.id, e.title, e.summary, e.description, e.starts_at, e.ends_at, e.location, e.venue, "
     "e.price, e.level, e.capacity, e.held_seats, e.registration_deadline"
 )
-
-
-class ReadPath(NamedTuple):
-    """Where a search reads events from, and what ties the full-text match to them."""
-
-    source: str
-    match: str | None = None
-
-
-# The index of the filters, in start order (no text to match).
-INDEX_WALK = ReadPath("events e")
-# Every match read from the full-text index, then joined to its event: cheap for rare words,
-# and for counting without filters, which stops at the cap after about twice as many matches.
-FTS_FIRST = ReadPath("events_fts JOIN events e ON e.rowid = events_fts.rowid",
-                     "events_fts MATCH :match")
-# The filters' index walked in start order, each event checked in the full-text index (about
-# 8 µs a check): a page of a word most events hold takes a few checks, and a count bounded by
-# the cap about cap ÷ density. Whole words only (see `_fts_expression`).
-CHECK_EACH = ReadPath("events e", "EXISTS (SELECT 1 FROM events_fts WHERE events_fts MATCH "
-                                  ":match AND events_fts.rowid = e.rowid)")
-# The matches read once into a set and the filters' index walked against it ("+" keeps SQLite
-# on the index rather than looking up each match): bounded work for common prefixes.
-MATCH_SET = ReadPath("events e", "+e.rowid IN (SELECT rowid FROM events_fts "
-                                 "WHERE events_fts MATCH :match)")
+# The filters the index holds as facet terms (the location is in every term, see `search`).
+FACETS = ("price", "level")
+EVENT_FIELDS = tuple(column.removeprefix("e.") for column in EVENT_COLUMNS.split(", "))
+# The character after the location mark: term@ <= term@location < term + _AFTER_MARK.
+_AFTER_MARK = chr(ord(search.LOCATION_MARK) + 1)
+# In an FTS5 query: a term no event holds (every indexed term has a location after the mark).
+NO_EVENT = f'"{search.LOCATION_MARK}"'
 
 
 @dataclass(frozen=True)
 class SearchPlan:
-    """The SQL of one search: a page (`:limit`, `:offset`) and a count bounded by `:cap`."""
+    """How a search reads its matches: `sql` yields the keys of up to `:needed` matching
+    events in start order, one walk of an index that stops there."""
 
-    name: str
+    sql: str
     params: dict[str, Any]
-    page_sql: str
-    count_sql: str
-
-    @classmethod
-    def of(cls, name: str, params: dict[str, Any], filters: list[str], page: ReadPath,
-           count: ReadPath) -> SearchPlan:
-        """The plan reading its page and its count each its own way, with the same filters."""
-
-        def where(path: ReadPath) -> str:
-            conditions = filters + ([path.match] if path.match else [])
-            return f"FROM {path.source} WHERE {' AND '.join(conditions)}"
-
-        return cls(
-            name=name,
-            params=params,
-            page_sql=(f"SELECT {EVENT_COLUMNS} {where(page)} "
-                      "ORDER BY e.starts_at, e.id LIMIT :limit OFFSET :offset"),
-            count_sql=f"SELECT count(*) FROM (SELECT 1 {where(count)} LIMIT :cap)",
-        )
 
 
 def to_text(moment: datetime) -> str:
@@ -113,9 +74,29 @@ def from_text(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(UTC)
 
 
-def fts_phrases(text: str) -> list[str]:
-    """The words of user text as FTS5 strings, quoted so that no word is an operator."""
-    return ['"' + word.replace('"', '""') + '"' for word in _WORD.findall(text)]
+def quoted(term: str) -> str:
+    """A term as an FTS5 string: quoted, so that no term is ever read as an operator."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_conjunction(terms: list[str]) -> str:
+    """An FTS5 query for the events holding every one of `terms`, read rarest first.
+
+    FTS5 merges nested ANDs into one and moves every list forward at each step, so a long
+    list would be read through wherever two rarer ones are still looking for each other. A
+    NOT of a term no event holds keeps what is already intersected a node of its own: each
+    further (longer) list is only read where the rarer ones agree.
+    """
+    expression = " ".join(quoted(term) for term in terms[:2])
+    for term in terms[2:]:
+        expression = f"(({expression}) NOT {NO_EVENT}) AND {quoted(term)}"
+    return expression
+
+
+def terms_of(event: Event) -> list[str]:
+    """The event's search terms (`search.document_terms`)."""
+    return search.document_terms((event.title, event.summary, event.venue, event.description),
+                                 event.location, {name: getattr(event, name) for name in FACETS})
 
 
 def guarded(method: Callable[P, R]) -> Callable[P, R]:
@@ -196,9 +177,10 @@ def _agent_connection(row: dict[str, Any]) -> AgentConnection:
     )
 
 
-def _event_row(event: Event) -> dict[str, Any]:
+def _event_row(event: Event, search_key: int) -> dict[str, Any]:
     return {
         "id": event.id,
+        "search_key": search_key,
         "title": event.title,
         "summary": event.summary,
         "description": event.description,
@@ -212,6 +194,12 @@ def _event_row(event: Event) -> dict[str, Any]:
         "held_seats": event.held_seats,
         "registration_deadline": to_text(event.registration_deadline),
     }
+
+
+def _insert(row: dict[str, Any]) -> str:
+    """An INSERT of a row of events with the columns of `row`, as named parameters."""
+    return (f"INSERT INTO events ({', '.join(row)}) "
+            f"VALUES ({', '.join(f':{name}' for name in row)})")
 
 
 def connect(path: str | Path, *, create: bool = False,
@@ -302,6 +290,7 @@ class SQLiteStorage:
             db.enable_wal()
             with storage.transaction():
                 migrations.apply(db)
+                storage.refresh_search_index()
                 seeded = False
                 if seed is not None and storage.count_events() == 0:
                     seed(storage)
@@ -323,31 +312,126 @@ class SQLiteStorage:
 
     @guarded
     def import_events(self, events: list[Event]) -> int:
-        """Insert or update events, all or nothing; returns how many were written."""
-        rows = [_event_row(event) for event in events]
+        """Insert or update events, all or nothing; returns how many were written.
+
+        An updated event keeps its search key unless its start moved, and its old terms
+        leave the index before the new ones enter it.
+        """
         with self.transaction():
-            self.db.table("events").upsert_all(rows, pk="id")
-        return len(rows)
+            for event in events:
+                old = self._stored(event.id)
+                if old is not None:
+                    stored, key = old
+                    self._unindex(key, stored)
+                    if stored.starts_at != event.starts_at:
+                        key = self._allocate_keys([event])[0]
+                else:
+                    key = self._allocate_keys([event])[0]
+                row = _event_row(event, key)
+                self.db.execute(f"{_insert(row)} ON CONFLICT (id) DO UPDATE SET "
+                                + ", ".join(f"{name} = excluded.{name}" for name in row), row)
+                self._index([(key, event)])
+        return len(events)
 
     @guarded
     def add_events(self, events: Iterable[Event]) -> int:
         """Insert new events (an existing id is an error), all or nothing; returns how many.
 
-        Faster than `import_events` for bulk loads: one plain INSERT per row.
+        Faster than `import_events` for bulk loads: no event is looked up first.
         """
-        rows = [_event_row(event) for event in events]
-        if not rows:
+        events = list(events)
+        if not events:
             return 0
-        columns = ", ".join(rows[0])
-        values = ", ".join(f":{name}" for name in rows[0])
-        with self.transaction():
-            self.db.conn.executemany(f"INSERT INTO events ({columns}) VALUES ({values})", rows)
+        with self.transaction():  # keys are given under the write lock: no two alike
+            keyed = list(zip(self._allocate_keys(events), events, strict=True))
+            rows = [_event_row(event, key) for key, event in keyed]
+            self.db.conn.executemany(_insert(rows[0]), rows)
+            self._index(keyed)
         return len(rows)
+
+    def _stored(self, event_id: str) -> tuple[Event, int] | None:
+        """An event as stored, with its search key."""
+        row = self.db.execute(f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e "
+                              "WHERE e.id = ?", [event_id]).fetchone()
+        if row is None:
+            return None
+        return _event(dict(zip(EVENT_FIELDS, row[:-1], strict=True))), row[-1]
+
+    def _allocate_keys(self, events: list[Event]) -> list[int]:
+        """A free search key for each event (see `search.free_key`), none given twice."""
+        taken: dict[int, set[int]] = {}
+        keys = []
+        for event in events:
+            first = search.first_key(event.starts_at)
+            if first not in taken:
+                taken[first] = {row[0] for row in self.db.execute(
+                    "SELECT search_key FROM events WHERE search_key >= ? AND search_key < ?",
+                    [first, first + search.TIES_PER_SECOND])}
+            try:
+                key = search.free_key(event.starts_at, taken[first])
+            except ValueError as error:
+                raise StorageError(str(error)) from error
+            taken[first].add(key)
+            keys.append(key)
+        return keys
+
+    def _index(self, keyed: Iterable[tuple[int, Event]]) -> None:
+        """Put events' terms in the search index under their keys, and count them."""
+        counted: Counter[str] = Counter()
+        rows = []
+        for key, event in keyed:
+            terms = terms_of(event)
+            counted.update(terms)
+            rows.append((key, " ".join(terms)))
+        self.db.conn.executemany("INSERT INTO event_search (rowid, terms) VALUES (?, ?)", rows)
+        self._count_terms(counted)
+
+    def _unindex(self, key: int, event: Event) -> None:
+        """Take an event's terms out of the search index. The index keeps no copy of them,
+        so they are made again from the stored event: the same terms, as long as the index
+        was built by this version of `search` (see `refresh_search_index`)."""
+        terms = terms_of(event)
+        self.db.execute("INSERT INTO event_search (event_search, rowid, terms) "
+                        "VALUES ('delete', ?, ?)", [key, " ".join(terms)])
+        self._count_terms(Counter({term: -1 for term in terms}))
+
+    def _count_terms(self, change: Counter[str]) -> None:
+        """Add `change` to how many events hold each term."""
+        self.db.conn.executemany(
+            "INSERT INTO search_terms (term, events) VALUES (?, ?) "
+            "ON CONFLICT (term) DO UPDATE SET events = events + excluded.events",
+            change.items())
+
+    def refresh_search_index(self) -> bool:
+        """Rebuild the search index when another version of `search` made its terms (or
+        none did yet), giving a key to any event without one; True when it rebuilt.
+
+        Call inside a transaction (`prepare` does, after the migrations).
+        """
+        built = self.db.execute("SELECT terms_version FROM search_index").fetchone()[0]
+        if built == search.VERSION:
+            return False
+        self.db.execute("INSERT INTO event_search (event_search) VALUES ('delete-all')")
+        self.db.execute("DELETE FROM search_terms")
+        unkeyed = [_event(row) for row in self.db.query(
+            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IS NULL "
+            "ORDER BY e.starts_at, e.id")]
+        for key, event in zip(self._allocate_keys(unkeyed), unkeyed, strict=True):
+            self.db.execute("UPDATE events SET search_key = ? WHERE id = ?", [key, event.id])
+        batch: list[tuple[int, Event]] = []
+        for row in self.db.query(f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e"):
+            batch.append((row.pop("search_key"), _event(row)))
+            if len(batch) == INDEX_BATCH:
+                self._index(batch)
+                batch = []
+        self._index(batch)
+        self.db.execute("UPDATE search_index SET terms_version = ?", [search.VERSION])
+        return True
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
         """One transaction for loading many events (`add_events` inside it), then the
-        planner's statistics refreshed and the full-text index merged into one segment.
+        planner's statistics refreshed and the search index merged into one segment.
         """
         # A transaction bigger than the page cache spills pages to the WAL and reads them
         # back: a large cache while loading takes 100 000 events from 16 s to 10 s.
@@ -362,9 +446,9 @@ class SQLiteStorage:
 
     @guarded
     def _optimize(self) -> None:
-        """Merge the full-text index's segments and refresh the planner's statistics."""
+        """Merge the search index's segments and refresh the planner's statistics."""
         with self.transaction():
-            self.db.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+            self.db.execute("INSERT INTO event_search (event_search) VALUES ('optimize')")
         self.db.execute("ANALYZE")
 
     @guarded
@@ -390,90 +474,78 @@ class SQLiteStorage:
     @guarded
     def search_events(self, query: EventQuery, limit: int, offset: int,
                       count_cap: int) -> EventPage:
-        """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`."""
+        """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`.
+
+        One walk of an index in start order yields the keys of the matches, stopping after
+        the cap (or the end of the page, if later): they are the count and the page.
+        """
         plan = self.plan_search(query)
         if plan is None:
             return EventPage(events=[], count=0, count_capped=False, has_more=False)
-        rows = list(self.db.query(plan.page_sql, {**plan.params, "limit": limit + 1,
-                                                  "offset": offset}))
-        counted = self.db.execute(plan.count_sql,
-                                  {**plan.params, "cap": count_cap + 1}).fetchone()[0]
+        needed = max(count_cap, offset + limit) + 1
+        keys = [row[0] for row in self.db.conn.execute(plan.sql, {**plan.params,
+                                                                   "needed": needed})]
+        shown = keys[offset:offset + limit]
+        # The connection's own cursor: sqlite-utils' dict rows cost a tenth of a search here.
+        rows = self.db.conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IN "
+            f"({', '.join('?' * len(shown))}) ORDER BY e.search_key", shown) if shown else []
         return EventPage(
-            events=[_event(row) for row in rows[:limit]],
-            count=min(counted, count_cap),
-            count_capped=counted > count_cap,
-            has_more=len(rows) > limit,
+            events=[_event(dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows],
+            count=min(len(keys), count_cap),
+            count_capped=len(keys) > count_cap,
+            has_more=len(keys) > offset + limit,
         )
 
     @guarded
     def plan_search(self, query: EventQuery) -> SearchPlan | None:
-        """How `search_events` reads `query`: chosen by how many events its words match.
+        """How `search_events` reads `query`: None when nothing can match it.
 
-        None when the query's text holds no word to look for.
+        One walk of the search index in key order (`search.Search`): for each location the
+        search covers, the events holding all its terms, rarest list first; the locations'
+        matches merged as they come (an FTS5 OR). "Upcoming" and the date range bound the
+        keys; FTS5 skips each list to the first key of the range.
         """
-        filters = ["e.starts_at >= :starts_after"]
-        params: dict[str, Any] = {"starts_after": to_text(query.starts_after)}
-        for column in ("location", "price", "level"):
-            value = getattr(query, column)
-            if value is not None:
-                filters.append(f"e.{column} = :{column}")
-                params[column] = value
-        if query.starts_from is not None:
-            filters.append("e.starts_at >= :starts_from")
-            params["starts_from"] = to_text(query.starts_from)
-        if query.starts_before is not None:
-            filters.append("e.starts_at < :starts_before")
-            params["starts_before"] = to_text(query.starts_before)
-        if query.text is None:
-            return SearchPlan.of("filters", params, filters, INDEX_WALK, INDEX_WALK)
-
-        match = self._fts_expression(query.text)
-        if match is None:
+        facets = {name: getattr(query, name) for name in FACETS
+                  if getattr(query, name) is not None}
+        words = search.query_terms(query.text) if query.text is not None else []
+        if query.text is not None and not words:
             return None
-        params["match"] = match
-        if not self._is_common(match):
-            return SearchPlan.of("rare words", params, filters, FTS_FIRST, FTS_FIRST)
-        unfiltered = len(filters) == 1  # "upcoming" is the only condition
-        if match.endswith("*"):
-            return SearchPlan.of("common prefix", params, filters, MATCH_SET,
-                                 FTS_FIRST if unfiltered else MATCH_SET)
-        return SearchPlan.of("common words", params, filters, CHECK_EACH,
-                             FTS_FIRST if unfiltered else CHECK_EACH)
+        events = self._events_holding([*words, search.facet_term(facets)])
+        locations = ([query.location] if query.location is not None else
+                     [term.split(search.LOCATION_MARK)[1] for term in events
+                      if term.startswith(search.every_event(""))])
+        conjunctions = search.Search.of(words, facets, locations).by_rarity(events)
+        if not conjunctions:
+            return None
+        starts_from = max(query.starts_after, query.starts_from or query.starts_after)
+        params: dict[str, Any] = {
+            "match": " OR ".join(f"({fts_conjunction(terms)})" for terms in conjunctions),
+            "first": search.first_key(starts_from)}
+        bounds = "rowid >= :first"
+        if query.starts_before is not None:
+            params["end"] = search.first_key(query.starts_before)
+            bounds += " AND rowid < :end"
+        return SearchPlan("SELECT rowid FROM event_search WHERE event_search MATCH :match "
+                          f"AND {bounds} ORDER BY rowid LIMIT :needed", params)
+
+    def _events_holding(self, terms: list[str]) -> dict[str, int]:
+        """How many events hold each of `terms` at each location (term@location -> count),
+        with the every-event term of each location among them."""
+        ranges = [search.every_event(""), *(search.located(term, "") for term in terms)]
+        where = " OR ".join("(term >= ? AND term < ?)" for _ in ranges)
+        bounds = [bound for start in ranges for bound in (start, start[:-1] + _AFTER_MARK)]
+        return dict(self.db.execute(
+            f"SELECT term, events FROM search_terms WHERE {where}", bounds).fetchall())
 
     @guarded
-    def explain_search(self, query: EventQuery, limit: int, count_cap: int
-                       ) -> dict[str, list[str]]:
-        """SQLite's plan (EXPLAIN QUERY PLAN) for the first page and the count of a search."""
+    def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
+        """SQLite's plan (EXPLAIN QUERY PLAN) for reading a search's matches."""
         plan = self.plan_search(query)
         if plan is None:
-            return {}
-        params = {**plan.params, "limit": limit + 1, "offset": 0, "cap": count_cap + 1}
-        return {part: [row[3] for row in self.db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
-                for part, sql in (("page", plan.page_sql), ("count", plan.count_sql))}
-
-    def _fts_expression(self, text: str) -> str | None:
-        """A safe FTS5 query for user text, or None when it holds no word to look for.
-
-        Every word must be found. The last one is matched as the start of a word while it is
-        not a word of the index, so active search finds "webmcp" while a person types "webm";
-        a whole word is matched as itself: FTS5 reads every match of a prefix each time it
-        evaluates it, which would make checking a common word event by event slow.
-        """
-        phrases = fts_phrases(text)
-        if not phrases:
-            return None
-        indexed = self.db.execute("SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT 1",
-                                  [phrases[-1]]).fetchone()
-        if indexed is None:
-            phrases[-1] += "*"
-        return " ".join(phrases)
-
-    def _is_common(self, match: str) -> bool:
-        """Whether a full-text expression matches more events than COMMON_TERM_THRESHOLD."""
-        probed: int = self.db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT ?)",
-            [match, COMMON_TERM_THRESHOLD + 1]).fetchone()[0]
-        return probed > COMMON_TERM_THRESHOLD
+            return []
+        params = {**plan.params, "needed": max(count_cap, limit) + 1}
+        return [row[3] for row in self.db.execute(f"EXPLAIN QUERY PLAN {plan.sql}", params)]
 
     # -- visitors -----------------------------------------------------------------------
 

@@ -1,0 +1,233 @@
+"""How search works, for every backend: the terms an event is indexed under, the terms a query
+needs, and the key that keeps an event's place in start order. Pure Python, no SQL.
+
+Both backends index `document_terms(...)` under the event's `search_key` and answer a search
+(`Search`) with the events holding every term of one of its conjunctions, in key order from
+`first_key` on, stopping after a page and a capped count: so a query means the same thing in
+SQLite and in PostgreSQL, and neither database's tokenizer decides anything.
+
+**Text** is first made comparable (`normalize`): NFKC (full-width letters, digits and
+punctuation become their usual forms, half-width katakana full-width), case-folded, and 臺
+written 台. That is the one variant pair a Taiwanese searcher treats as the same character
+(臺北/台北, 臺灣/台灣, 臺中/台中 are written both ways every day); other variants (裏/裡,
+着/著) are rare in event text, and folding Simplified into Traditional would make different
+words equal, so nothing else is folded. Then it is cut into CJK runs (Han, kana, Hangul,
+Bopomofo) and words (letters and digits of any other script; everything else separates).
+
+**An event is indexed under** (a set of terms, no positions):
+
+- every word whole, and every prefix of it marked with `PREFIX_MARK` (`c_` … `communi_` …
+  `community_`), so the word being typed is one index term rather than a scan of every word
+  that starts with it;
+- every character, pair and triple of characters of each CJK run (台北資安 → 台 北 資 安,
+  台北 北資 資安, 台北資 北資安), so any run of one to three characters found inside a field
+  is one term;
+- its price and level as facet terms (`_price_free`, `_level_beginner` and the pair
+  `_level_beginner_price_free`), and `_` (every event);
+
+each written with the event's location after `LOCATION_MARK` (`community_@taipei`). A term's
+list of events is thus one list per location: words that only events of one city hold (台北,
+線上, venue names) never meet the lists of another city, so a search for 「台北 線上」 or for
+台北 within Kaohsiung finds nothing at once instead of reading two long lists that never meet.
+A search without a location reads every location's lists side by side, merged in key order.
+
+**A query needs** every part of what was typed: each word whole, but the last, which is
+being typed and also finds the words it starts ("communi", "communit" find "community";
+"community workshop" takes "community" whole); a CJK run of up to three characters as
+itself, and a longer one as all of its overlapping triples (提示注入 → 提示注 示注入). A phrase
+of two or three characters is thus matched exactly, and a longer one when every three-
+character piece of it is in the event: exact in practice, and it keeps the index free of
+positions, which made it four times larger and twice as slow to build (bench/README.md).
+No English stemming: what is typed must match the words as written ("communi" is a prefix of
+"community", not of its stem "commun"), the prefix of the last word already finds plurals,
+and a stemmer would be one more thing the two backends must agree on.
+
+Terms hold only letters, digits and the two marks, and no word of user text holds a mark, so
+operators, quotes, `*`, `NEAR`, column names or facets in what people type are only text.
+Changing what this module makes changes the index: raise `VERSION`, and the storage rebuilds
+the index on its next start.
+
+**Keys.** An event's `search_key` is its start in whole seconds times `TIES_PER_SECOND`, plus
+the lowest tie number no other event starting in that second holds: unique, in start order
+(events starting in the same second by tie number, which is mostly the order they were added
+in), and kept when an update leaves the start alone. "Upcoming" and date ranges are key ranges.
+
+**Reading** a conjunction costs about the length of the lists it walks before it has a page
+and a capped count. Backends keep how many events hold each term (`Search.by_rarity`) and
+intersect the rarest lists first, so a long list (a common word, a filter most events meet)
+is only read where the rarer ones already agree.
+
+**Backends.** SQLite (`sqlite.py`) keeps the terms in an FTS5 index whose rowid is the key and
+answers a search with one FTS5 query, an OR of the conjunctions, walked in key order with
+`LIMIT` (`SQLiteStorage.plan_search`). PostgreSQL keeps the same keys, the same terms and the
+same counts; bench/README.md ("Search in PostgreSQL") says which of its indexes can stop after
+a page and a capped count, as measured with these terms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Container
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from itertools import combinations
+
+VERSION = 1
+PREFIX_MARK = "_"
+LOCATION_MARK = "@"
+# A typed prefix longer than this is cut to it (and words are indexed under prefixes up to
+# it): that many letters name a word anyway.
+LONGEST_PREFIX = 24
+# The longest piece of a CJK run indexed as one term; longer runs are matched piece by piece.
+LONGEST_GRAM = 3
+# 台 and 臺 are one character to a searcher; nothing else is folded (see the docstring).
+VARIANTS = str.maketrans({"臺": "台"})
+TIES_PER_SECOND = 1024
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+_CJK = ("\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"
+        "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+        "\U00020000-\U0003134f")
+# A CJK run, or a run of letters and digits of other scripts (`\w` without "_" and CJK).
+_RUNS = re.compile(f"(?P<cjk>[{_CJK}]+)|(?P<word>(?:(?![{_CJK}])[^\\W_])+)")
+
+
+@dataclass(frozen=True)
+class Run:
+    """A piece of normalized text: a CJK run or a word."""
+
+    text: str
+    cjk: bool
+
+
+def normalize(text: str) -> str:
+    """Text as search compares it: NFKC, case-folded, 臺 as 台."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return folded.translate(VARIANTS)
+
+
+def runs(text: str) -> Iterator[Run]:
+    """The CJK runs and words of `text`, normalized, in order."""
+    for match in _RUNS.finditer(normalize(text)):
+        yield Run(match.group(), match.lastgroup == "cjk")
+
+
+def grams(run: str, size: int) -> list[str]:
+    """The overlapping pieces of `size` characters of a CJK run."""
+    return [run[i:i + size] for i in range(len(run) - size + 1)]
+
+
+def prefix_term(word: str) -> str:
+    """The term of every word that starts with `word`."""
+    return word[:LONGEST_PREFIX] + PREFIX_MARK
+
+
+def facet_term(facets: Mapping[str, str]) -> str:
+    """The term of events with all of these facet values, e.g. `_level_beginner_price_free`;
+    with none, `_`: the term of every event."""
+    return PREFIX_MARK + PREFIX_MARK.join(f"{name}{PREFIX_MARK}{facets[name]}"
+                                          for name in sorted(facets))
+
+
+def located(term: str, location: str) -> str:
+    """A term as the index holds it for events at `location`."""
+    return f"{term}{LOCATION_MARK}{location}"
+
+
+def text_terms(fields: Iterable[str]) -> list[str]:
+    """The terms of an event's searchable text (title, summary, venue, description)."""
+    terms: dict[str, None] = {}  # a set that keeps the order terms were met in
+    for field in fields:
+        for run in runs(field):
+            if run.cjk:
+                for size in range(1, LONGEST_GRAM + 1):
+                    terms.update(dict.fromkeys(grams(run.text, size)))
+            else:
+                terms[run.text] = None
+                terms.update(dict.fromkeys(
+                    prefix_term(run.text[:length])
+                    for length in range(1, min(len(run.text), LONGEST_PREFIX) + 1)))
+    return list(terms)
+
+
+def document_terms(fields: Iterable[str], location: str, facets: Mapping[str, str]
+                   ) -> list[str]:
+    """Every term an event is found by: the terms of its text and every combination of its
+    facet values (none included: every event), each at its location."""
+    names = sorted(facets)
+    combined = [facet_term({name: facets[name] for name in chosen})
+                for size in range(len(names) + 1) for chosen in combinations(names, size)]
+    return [located(term, location) for term in text_terms(fields) + combined]
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms an event must all hold to match `text`; none when the text has no letter,
+    digit or CJK character."""
+    typed = list(runs(text))
+    terms: dict[str, None] = {}
+    for number, run in enumerate(typed, start=1):
+        if run.cjk:
+            size = min(len(run.text), LONGEST_GRAM)
+            terms.update(dict.fromkeys(grams(run.text, size)))
+        else:
+            terms[prefix_term(run.text) if number == len(typed) else run.text] = None
+    return list(terms)
+
+
+@dataclass(frozen=True)
+class Search:
+    """What a search reads: for each location it covers, the terms an event there must all
+    hold. Its matches are the union of the conjunctions' matches, in key order."""
+
+    conjunctions: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def of(cls, words: list[str], facets: Mapping[str, str], locations: Iterable[str]
+           ) -> Search:
+        """The search for the terms of the words typed (`query_terms`; none: any event)
+        among events with these facet values at one of `locations`."""
+        # The facet term narrows the words to the filters; alone, `_` lists every event.
+        wanted = [*words, facet_term(facets)] if facets or not words else words
+        return cls(tuple(tuple(located(term, location) for term in wanted)
+                         for location in locations))
+
+    @property
+    def terms(self) -> set[str]:
+        """Every term the search reads."""
+        return {term for conjunction in self.conjunctions for term in conjunction}
+
+    def by_rarity(self, events: Mapping[str, int]) -> list[list[str]]:
+        """Each conjunction with its rarest term first (`events`: how many events hold each
+        term), leaving out those with a term no event holds: they match nothing."""
+        return [sorted(conjunction, key=lambda term: (events.get(term, 0), term))
+                for conjunction in self.conjunctions
+                if all(events.get(term, 0) for term in conjunction)]
+
+
+def every_event(location: str) -> str:
+    """The term every event at `location` is indexed under."""
+    return located(facet_term({}), location)
+
+
+def _second(moment: datetime) -> int:
+    return (moment - EPOCH) // timedelta(seconds=1)
+
+
+def first_key(moment: datetime) -> int:
+    """The smallest key of an event starting at or after `moment` (to the second)."""
+    return _second(moment) * TIES_PER_SECOND
+
+
+def free_key(starts_at: datetime, taken: Container[int]) -> int:
+    """The key of an event starting at `starts_at`: the first of its second not `taken`."""
+    first = first_key(starts_at)
+    for key in range(first, first + TIES_PER_SECOND):
+        if key not in taken:
+            return key
+    raise ValueError(f"more than {TIES_PER_SECOND} events start at {starts_at.isoformat()}")
