@@ -93,6 +93,12 @@ def pairs(items: list[dict[str, str]], value: str, label: str) -> list[tuple[str
     return [(item[value], item[label]) for item in items]
 
 
+def index_by(items: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
+    """The dicts of a list by the value of their `key` (each result of a list is found by its
+    id in one step, not by scanning the list for each option of its radio group)."""
+    return {item[key]: item for item in items}
+
+
 def plain_text(value: Any) -> Any:
     """What a template prints: a lazy translation as the plain text it stands for, so that it
     is escaped like any other text (its own `__html__` would mark it safe HTML)."""
@@ -104,6 +110,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.finalize = plain_text
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["pairs"] = pairs
+    app.jinja_env.filters["index_by"] = index_by
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_action=activity_action,
                                  activity_outcome=activity_outcome,
