@@ -43,7 +43,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
+    parser.add_argument("--only", choices=["matrix"],
+                        help="measure only this table (printed, not saved: latest.json keeps "
+                             "whole runs)")
     args = parser.parse_args()
+    if args.only == "matrix":
+        only_matrix(args.rounds)
+        return
     started = time.monotonic()
     results: dict[str, Any] = {
         "machine": {"when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -86,6 +92,17 @@ def main() -> None:
     print()
     print(report.render(results))
     print(f"Figures saved to {report.save(results)} ({results['machine']['seconds']} s).")
+
+
+def only_matrix(rounds: int) -> None:
+    """Table 9 alone, on the largest dataset: the quick check of a change to the request path."""
+    print(f"load {load_average()} before", flush=True)
+    with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as scratch:
+        largest = working_copy(max(SIZES), Path(scratch))
+        with gunicorn(largest, workers=2) as (base, _):
+            found = matrix.measure(base, largest, rounds)
+    print(f"load {load_average()} after\n")
+    print(report.matrix_tables(found))
 
 
 if __name__ == "__main__":

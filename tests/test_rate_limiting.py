@@ -234,6 +234,17 @@ def test_reads_have_a_generous_budget_per_address(app, client):
     assert other.get("/events", headers=JSON).status_code == 200
 
 
+def test_reads_and_writes_each_spend_only_their_own_budget(app, send):
+    """A budget counts only its methods (Flask-Limiter is offered no limit for the others):
+    writes leave the reads' budget whole, and reads the writes'."""
+    app.config["RATELIMIT_READS_PER_ADDRESS"] = "2 per minute"
+    visitor = Visitor(app)  # its first page is one read of the budget
+    spend_budget(send, visitor)  # every write the visitor's budget allows
+    assert visitor.get("/events", headers=JSON).status_code == 200
+    assert_refused(visitor.get("/events", headers=JSON), "search_events", "from your network")
+    assert send(visitor, f"/events/{EVENT}/save", headers=JSON).status_code == 429
+
+
 REGISTERED = "evt-design-tokens-taipei"
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from flask import Flask
 from flask import current_app
+from flask import has_request_context
 from flask import request
 from flask import session
 from flask_babel import lazy_gettext as _l
@@ -135,10 +136,23 @@ class Budget:
     message: Text
     exempt_when: Callable[[], bool] | None = None
 
+    def size(self) -> str:
+        """The budget as Flask-Limiter reads it for this request: the app's setting, or no
+        limit at all ("") for a request of a method the budget does not count (outside a
+        request, e.g. listing the limits, the setting).
+
+        Flask-Limiter parses and compares every application limit of every request before it
+        looks at their methods: a read would otherwise build and discard the five write
+        budgets, about 70 µs of CPU in a search's 0.8 ms.
+        """
+        if has_request_context() and request.method not in self.methods:
+            return ""
+        return str(current_app.config[self.setting])
+
     def limit(self) -> ApplicationLimit:
         """The Flask-Limiter limit, sized by the app's configuration at each request."""
         return ApplicationLimit(
-            limit_provider=lambda: str(current_app.config[self.setting]),
+            limit_provider=self.size,
             key_function=self.key, scope=self.setting.removeprefix("RATELIMIT_").lower(),
             methods=self.methods, exempt_when=self.exempt_when,
             error_message=lambda: str(self.message))
