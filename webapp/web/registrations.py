@@ -70,10 +70,13 @@ def _index_context() -> dict[str, Any]:
 @page_route(bp, "/events/<event_id>/register", "prepare_event_registration",
             offers=("prepare_event_registration",))
 def register(event_id: str) -> Response:
-    """The registration form, or (after a prepare without JavaScript) the review to confirm."""
+    """The registration form, or (after a prepare without JavaScript) the review to confirm,
+    with the form still holding what was entered (to change it and review again)."""
     context = _register_context(event_id)
-    return with_vary(render_template("registrations/register.html", result=page_result(),
-                                     values={}, errors={}, **context))
+    result = page_result()
+    entered = result.page_only.get("entered", {}) if result else {}
+    return with_vary(render_template("registrations/register.html", result=result,
+                                     values=entered, errors={}, **context))
 
 
 @tool_route(bp, "/events/<event_id>/register", actions.prepare_event_registration,

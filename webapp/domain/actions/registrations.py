@@ -85,11 +85,13 @@ def own_registration(db: Storage, registration_id: str, visitor_id: str | None
 
 def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
                   target: str, payload: dict[str, Any], review: dict[str, Any], button: object,
-                  message: str, untrusted: tuple[str, ...]) -> ToolResult:
+                  message: str, untrusted: tuple[str, ...],
+                  entered: dict[str, Any] | None = None) -> ToolResult:
     """Hold a write for a person: store its single-use confirmation and answer with the review.
 
-    The token goes only to the page (the human-only confirm form); the agent is told to stop
-    and let the person press `button`.
+    The token goes only to the page (the human-only confirm form), with what the person
+    `entered` as they typed it (the review shows it in full and the form keeps it, while the
+    envelope masks it); the agent is told to stop and let the person press `button`.
     """
     assert ctx.visitor_id is not None, "a confirmation belongs to a visitor"
     token = secrets.token_urlsafe(32)
@@ -108,7 +110,7 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
         next_action=ask_the_person(button, pending_url(ctx)),
         untrusted_fields=untrusted,
         target=target,
-        page_only={"confirmation_token": token},
+        page_only={"confirmation_token": token, "entered": entered or {}},
     )
 
 
@@ -173,7 +175,8 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
         button=CONFIRM_REGISTRATION_BUTTON,
         message=_("Nothing is registered yet: the user must review and confirm it on this "
                   "site."),
-        untrusted=("data.review.event.title", "data.review.event.venue"))
+        untrusted=("data.review.event.title", "data.review.event.venue"),
+        entered={"attendee_name": params["attendee_name"], "email": params["email"]})
 
 
 def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContext
@@ -327,7 +330,8 @@ def registration_details(db: Storage, registration_id: str, ctx: ActionContext
 def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     """What waits for the visitor to confirm, each with a fresh token for its human-only
     confirm form (only the page shows it): `confirms` (the action), `review` (as its prepare
-    answered), `expiresAt`, `source` (who prepared it) and `token`.
+    answered), `expiresAt`, `source` (who prepared it), `token` and, for a registration, the
+    `email` in full (the person checks it; the review masks it for agents).
 
     Showing them binds each to a new token, so a token shown earlier stops working; one that
     was used meanwhile, or whose event or registration is gone or already cancelled, is left
@@ -344,7 +348,8 @@ def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
             continue
         reviews.append({"confirms": confirmation.action, "review": review,
                         "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
-                        "source": confirmation.source, "token": token})
+                        "source": confirmation.source, "token": token,
+                        "email": confirmation.payload.get("email")})
     return reviews
 
 

@@ -1,0 +1,130 @@
+"""The flows as a person lives them, with a keyboard and a screen reader in mind: what the
+review shows, where the focus goes after an answer, a modal dialog, what is announced.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .visit import Tab
+
+pytestmark = pytest.mark.browser
+
+# 200 seats: the module's registrations never fill it.
+ROOMY_EVENT = "evt-webmcp-spec-reading"
+ROOMY_EVENT_TITLE = "Reading the WebMCP Draft Together"
+TYPO = "ann@exmaple.com"
+
+
+def focused_text(tab: Tab) -> str:
+    """The text of the element that has the focus."""
+    text: str = tab.page.evaluate("document.activeElement.textContent")
+    return " ".join(text.split())
+
+
+def review(tab: Tab, name: str, email: str) -> None:
+    """The person fills in the registration form and asks to review it."""
+    tab.open(f"/events/{ROOMY_EVENT}/register")
+    tab.page.get_by_label(tab.text("Attendee name")).fill(name)
+    tab.page.get_by_label(tab.text("E-mail")).fill(email)
+    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+
+
+def test_the_review_shows_the_email_as_typed_and_the_form_keeps_it(tab):
+    """A typo in the address can be caught: the review shows it in full (the agent's envelope
+    keeps it masked), and the form still holds it to correct and review again."""
+    review(tab, "Ann Lee", TYPO)
+    shown = tab.page.locator(".review")
+    shown.get_by_text(TYPO).wait_for()
+    assert tab.page.get_by_label(tab.text("E-mail")).input_value() == TYPO
+    assert tab.page.get_by_label(tab.text("Attendee name")).input_value() == "Ann Lee"
+
+    prepared = tab.result(tab.call("prepare_event_registration",
+                                   {"attendee_name": "Ann Lee", "email": TYPO}))
+    assert prepared["data"]["review"]["email"] == "a***@exmaple.com"
+    tab.page.locator(".review").get_by_text(TYPO).wait_for()
+
+
+def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
+    """With or without JavaScript the server's field error marks the field (aria-invalid) and
+    the focus goes to it; once the review succeeds, no stale error stays under the field."""
+    review(tab, "Ann Lee", "ann@example")  # the browser lets it through
+    email = tab.page.get_by_label(tab.text("E-mail"))
+    error = tab.page.locator("#prepare_event_registration-email-error")
+    error.get_by_text(tab.text("Not a valid email address.")).wait_for()
+    assert email.get_attribute("aria-invalid") == "true"
+    if tab.javascript:
+        # Without JavaScript the page comes back at its top, which is where a person starts.
+        tab.page.wait_for_function(
+            "document.activeElement && document.activeElement.name === 'email'")
+
+    email.fill("ann@example.com")
+    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+    tab.page.get_by_text(tab.text("Check and confirm")).wait_for()
+    assert error.text_content() == ""
+    assert tab.page.get_by_label(tab.text("E-mail")).get_attribute("aria-invalid") is None
+
+
+def test_confirming_says_so_once_and_the_message_takes_the_focus(js_tab):
+    """One success message, not "already registered" beside "you are registered"; the focus
+    goes to it, not to the top of the page."""
+    review(js_tab, "Ann Lee", "ann@example.com")
+    js_tab.press(js_tab.text("Confirm registration"),
+                 then_shows=js_tab.text("You are registered: one seat is yours."))
+    main = js_tab.page.locator("main").inner_text()
+    assert main.count(js_tab.text("You are registered: one seat is yours.")) == 1
+    assert js_tab.text("You are already registered for this event.").split(".")[0] not in main
+    js_tab.page.wait_for_function(
+        "document.activeElement.classList.contains('notice--ok')")
+    assert js_tab.text("You are registered: one seat is yours.") in focused_text(js_tab)
+
+
+def open_cancel_dialog(tab: Tab) -> None:
+    """A registered person chooses their registration and asks to cancel it."""
+    tab.register_as_person(ROOMY_EVENT)
+    tab.open("/registrations")
+    tab.page.get_by_role("radio", name=ROOMY_EVENT_TITLE).check()
+    tab.page.get_by_role("button", name=tab.text("Cancel the chosen registration…")).click()
+    tab.page.get_by_role("dialog").wait_for()
+
+
+def test_the_cancel_dialog_is_modal_and_gives_the_focus_back(js_tab):
+    """Tab stays in the dialog, the page behind is inert, Esc closes it and the focus returns
+    to the button that opened it."""
+    open_cancel_dialog(js_tab)
+    page = js_tab.page
+    assert page.evaluate("document.querySelector('dialog').matches(':modal')")
+    # Past its last button the focus may leave for the browser's own controls (the body has it
+    # then), never for the page behind.
+    places = set()
+    for _ in range(4):
+        page.keyboard.press("Tab")
+        places.add(page.evaluate("document.activeElement.closest('dialog') ? 'dialog'"
+                                 " : document.activeElement.tagName"))
+    assert "dialog" in places and places <= {"dialog", "BODY"}
+    page.keyboard.press("Escape")
+    page.get_by_role("dialog").wait_for(state="hidden")
+    # The dialog's close event comes in a task of its own, after it is hidden.
+    page.wait_for_function("!document.activeElement.closest('dialog')")
+    assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
+
+
+def test_keep_it_closes_the_dialog_without_javascript(open_tab):
+    tab = open_tab(javascript=False)
+    open_cancel_dialog(tab)
+    tab.page.get_by_role("button", name=tab.text("Keep it")).click()
+    tab.page.get_by_role("dialog").wait_for(state="hidden")
+
+
+def test_a_search_is_announced_in_one_short_line(js_tab):
+    """The list is no live region (every keystroke would read it all again): a status line
+    says "Searching…", then the answer's one sentence."""
+    page = js_tab.page
+    js_tab.open("/events")
+    assert page.locator("[aria-live], [role=status]").evaluate_all(
+        "nodes => nodes.map(node => node.id)") == ["search-status"]
+    status = page.locator("#search-status")
+    with page.expect_response(lambda response: "query=webmcp" in response.url):
+        page.get_by_label(js_tab.text("Keywords")).fill("webmcp")
+    page.wait_for_function("document.querySelector('#search-status').textContent.includes('4')")
+    assert status.text_content() == page.locator(".results-summary").text_content()
