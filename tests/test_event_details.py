@@ -71,7 +71,7 @@ def test_malformed_ids_are_invalid_input(client):
     body = client.get("/en/events/details?event_id=../../etc", headers=JSON).get_json()
     assert body["status"] == "invalid_input" and "event_id" in body["errors"]
     body = client.get("/en/events/details", headers=JSON).get_json()
-    assert body["errors"] == {"event_id": ["Missing data for required field."]}
+    assert body["errors"] == {"event_id": ["Fill in this field."]}
 
 
 def test_the_page_bound_form_has_no_agent_inputs(client):

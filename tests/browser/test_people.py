@@ -51,12 +51,12 @@ def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
     review(tab, "Ann Lee", "ann@example")  # the browser lets it through
     email = tab.page.get_by_label(tab.text("E-mail"))
     error = tab.page.locator("#prepare_event_registration-email-error")
-    error.get_by_text(tab.text("Not a valid email address.")).wait_for()
+    error.get_by_text(tab.text("Enter an e-mail address such as name@example.com.")).wait_for()
     assert email.get_attribute("aria-invalid") == "true"
     if tab.javascript:
         # Without JavaScript the page comes back at its top, which is where a person starts.
         tab.page.wait_for_function(
-            "document.activeElement && document.activeElement.name === 'email'")
+            "() => document.activeElement && document.activeElement.name === 'email'")
 
     email.fill("ann@example.com")
     tab.page.get_by_role("button", name=tab.text("Review registration")).click()
@@ -75,7 +75,7 @@ def test_confirming_says_so_once_and_the_message_takes_the_focus(js_tab):
     assert main.count(js_tab.text("You are registered: one seat is yours.")) == 1
     assert js_tab.text("You are already registered for this event.").split(".")[0] not in main
     js_tab.page.wait_for_function(
-        "document.activeElement.classList.contains('notice--ok')")
+        "() => document.activeElement.classList.contains('notice--ok')")
     assert js_tab.text("You are registered: one seat is yours.") in focused_text(js_tab)
 
 
@@ -105,7 +105,7 @@ def test_the_cancel_dialog_is_modal_and_gives_the_focus_back(js_tab):
     page.keyboard.press("Escape")
     page.get_by_role("dialog").wait_for(state="hidden")
     # The dialog's close event comes in a task of its own, after it is hidden.
-    page.wait_for_function("!document.activeElement.closest('dialog')")
+    page.wait_for_function("() => !document.activeElement.closest('dialog')")
     assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
 
 
@@ -126,5 +126,6 @@ def test_a_search_is_announced_in_one_short_line(js_tab):
     status = page.locator("#search-status")
     with page.expect_response(lambda response: "query=webmcp" in response.url):
         page.get_by_label(js_tab.text("Keywords")).fill("webmcp")
-    page.wait_for_function("document.querySelector('#search-status').textContent.includes('4')")
+    page.wait_for_function(
+        "() => document.querySelector('#search-status').textContent.includes('4')")
     assert status.text_content() == page.locator(".results-summary").text_content()

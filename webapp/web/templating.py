@@ -98,6 +98,37 @@ OUTCOMES = {
 }
 
 
+# What an activity line says when it went through: who did what, about which event. The ones
+# waiting for the person say so.
+ACTIVITY_SENTENCES = {
+    "search_events": _l("%(who)s searched the events"),
+    "get_event_details": _l("%(who)s looked at “%(title)s”"),
+    "save_event": _l("%(who)s saved “%(title)s”"),
+    "remove_saved_event": _l("%(who)s removed “%(title)s” from the saved events"),
+    "prepare_event_registration": _l("%(who)s prepared a registration for “%(title)s”: "
+                                     "waiting for you to confirm"),
+    "confirm_registration": _l("%(who)s registered for “%(title)s”"),
+    "prepare_registration_cancellation": _l("%(who)s prepared cancelling “%(title)s”: "
+                                            "waiting for you to confirm"),
+    "confirm_cancellation": _l("%(who)s cancelled the registration for “%(title)s”"),
+    "connect_agent": _l("%(who)s connected an agent"),
+    "disconnect_agent": _l("%(who)s disconnected an agent"),
+}
+WENT_THROUGH = ("success", "no_results", "confirmation_required")
+
+
+def activity_sentence(line: dict[str, Any]) -> str:
+    """An activity line as a sentence: "You saved “WebMCP Intro Workshop”"; a call that was
+    refused says what was tried and why ("Your agent tried: Save event — not found")."""
+    who = activity_source(line["source"])
+    title = line.get("title") or _("an event")
+    sentence = ACTIVITY_SENTENCES.get(line["action"])
+    if sentence is not None and line["status"] in WENT_THROUGH:
+        return str(sentence) % {"who": who, "title": title}
+    return _("%(who)s tried: %(what)s (%(outcome)s)", who=who,
+             what=activity_action(line["action"]), outcome=activity_outcome(line["status"]))
+
+
 def activity_action(name: str) -> str:
     """What an activity line did, in words (an action added later reads as its name)."""
     return str(ACTIVITY_ACTIONS.get(name, name.replace("_", " ").capitalize()))
@@ -137,6 +168,5 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.filters["index_by"] = index_by
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
-                                 activity_action=activity_action,
-                                 activity_outcome=activity_outcome,
+                                 activity_sentence=activity_sentence,
                                  activity_source=activity_source)

@@ -19,10 +19,12 @@ import secrets
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from ...storage import Activity
 from ...storage import Confirmation
 from ...storage import Event
 from ...storage import Registration
@@ -314,10 +316,40 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
     return {
         "active": [r for r in registrations if r["state"] == "active"],
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
-        "activity": [activity_view(entry, ctx.timezone)
-                     for entry in db.recent_activity(ctx.visitor_id, activity_shown)],
+        "activity": activity_lines(db, db.recent_activity(ctx.visitor_id, activity_shown),
+                                   ctx.timezone),
         "pending": len(db.pending_confirmations(ctx.visitor_id, ctx.now)),
     }
+
+
+def activity_lines(db: Storage, entries: list[Activity], timezone: ZoneInfo
+                   ) -> list[dict[str, Any]]:
+    """The activity as the visitor reads it: each line with the title of the event it was
+    about (a registration's event, for a registration), and a call repeated with the same
+    outcome (saving an event again, searching again) shown once."""
+    lines: list[dict[str, Any]] = []
+    titles: dict[str, str | None] = {}
+    for entry in entries:
+        line = activity_view(entry, timezone)
+        if lines and all(lines[-1][key] == line[key]
+                         for key in ("source", "action", "status", "targetId")):
+            continue
+        target = entry.target_id
+        if target is not None and target not in titles:
+            titles[target] = _title_of(db, target)
+        line["title"] = titles.get(target) if target else None
+        lines.append(line)
+    return lines
+
+
+def _title_of(db: Storage, target_id: str) -> str | None:
+    """The title of the event an activity line is about: the event itself, or the event of
+    a registration; None for anything else (an agent connection) or something gone."""
+    event = db.get_event(target_id)
+    if event is None:
+        registration = db.get_registration(target_id)
+        event = db.get_event(registration.event_id) if registration else None
+    return event.title if event else None
 
 
 def registration_details(db: Storage, registration_id: str, ctx: ActionContext
