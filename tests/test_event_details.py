@@ -87,7 +87,7 @@ def test_the_results_offer_exactly_the_ids_on_screen(client):
     form = one(soup, "form[toolname=get_event_details]")
     radios = form.select("input[type=radio][name=event_id]")
     links = [attribute(a, "href").rsplit("/", 1)[1]
-             for a in soup.select(".event-card a.event-link")]
+             for a in soup.select(".event-card .event-title a")]
     assert [r["value"] for r in radios] == links
     assert len(radios) == 10
     fieldset = radios[0].find_parent("fieldset")

@@ -12,6 +12,11 @@
  *   then puts its one-sentence summary there (out of band), never the whole list.
  * - Progress: a form that is sending is marked aria-busy (its button is disabled by htmx's
  *   hx-disable), and the search form's status line shows the wait.
+ * - Clean addresses: a search leaves out the filters left blank (the server reads a blank as
+ *   "not given"), so the address it pushes is ?query=python, not every empty filter.
+ * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
+ * - A chosen event's preview is brought into view when it is off screen (below the list on
+ *   a phone).
  *
  * Swaps are watched with a MutationObserver rather than htmx events, so the answers the
  * WebMCP bridge swaps for an agent are treated exactly like a person's.
@@ -76,6 +81,31 @@
     return id ? document.getElementById(id) : null;
   }
 
+  document.documentElement.classList.add("js");
+
+  document.addEventListener("htmx:config:request", function (event) {
+    var request = event.detail.ctx.request;
+    if (request.method.toUpperCase() !== "GET" || !request.body) { return; }
+    var blank = [];
+    request.body.forEach(function (value, key) { if (value === "") { blank.push(key); } });
+    blank.forEach(function (key) { request.body.delete(key); });
+  });
+
+  function afterPaging() {
+    var summary = document.querySelector("#results .results-summary");
+    if (summary) {
+      summary.focus({ preventScroll: true });
+      summary.closest("#results").scrollIntoView({ block: "start" });
+    }
+  }
+
+  function intoView(element) {
+    var box = element.getBoundingClientRect();
+    if (box.top < 0 || box.top > window.innerHeight - 80) {
+      element.scrollIntoView({ block: "start" });
+    }
+  }
+
   document.addEventListener("htmx:before:request", function (event) {
     var form = formOf(event);
     if (!form) { return; }
@@ -85,8 +115,14 @@
   });
 
   document.addEventListener("htmx:finally:request", function (event) {
+    var source = event.detail.ctx.sourceElement;
+    if (source && source.closest && source.closest(".pager")) { afterPaging(); return; }
     var form = formOf(event);
     if (!form) { return; }
+    if (form.matches(".details-form")) {
+      var preview = document.getElementById("preview");
+      if (preview) { intoView(preview); }
+    }
     form.removeAttribute("aria-busy");
     syncInvalid(document);
     var bad = firstInvalid(form);

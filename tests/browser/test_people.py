@@ -129,3 +129,41 @@ def test_a_search_is_announced_in_one_short_line(js_tab):
     page.wait_for_function(
         "() => document.querySelector('#search-status').textContent.includes('4')")
     assert status.text_content() == page.locator(".results-summary").text_content()
+
+
+def test_a_search_pushes_a_clean_address(js_tab):
+    """Only the conditions given end up in the address (and the history entry), for a
+    person's search and an agent's: not every empty filter. (Without JavaScript the browser
+    sends the form as it is.)"""
+    js_tab.open("/events")
+    js_tab.page.get_by_label(js_tab.text("Keywords")).fill("python")
+    js_tab.page.wait_for_url("**/events?query=python")
+    js_tab.result(js_tab.call("search_events", {"query": "webmcp"}))
+    js_tab.page.wait_for_url("**/events?query=webmcp")
+
+
+def test_paging_starts_the_list_at_its_top_and_says_where_it_is(js_tab):
+    page = js_tab.page
+    js_tab.open("/events")
+    pages = -(-js_tab.ask("/events")["data"]["count"] // 10)
+    where = js_tab.text("Page %(page)s of %(pages)s")
+    assert page.locator(".pager-position").inner_text() == where % {"page": 1, "pages": pages}
+    page.get_by_role("link", name=js_tab.text("Next")).click()
+    page.locator(".pager-position").get_by_text(where % {"page": 2, "pages": pages}).wait_for()
+    page.wait_for_function("() => document.activeElement.classList.contains('results-summary')")
+    assert page.evaluate("document.querySelector('#results').getBoundingClientRect().top") <= 1
+
+
+def test_choosing_an_event_brings_its_preview_into_view_on_a_phone(js_tab):
+    page = js_tab.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    js_tab.open("/events")
+    radios = page.get_by_role("radio")
+    radios.nth(radios.count() - 1).check()
+    page.locator("#preview h2").wait_for()
+    page.wait_for_function(
+        "() => { const box = document.querySelector('#preview').getBoundingClientRect();"
+        " return box.top >= -1 && box.top < innerHeight; }")
+    title = page.locator(".event-card .event-title a").first
+    assert title.get_attribute("href").endswith("/events/" + radios.first.get_attribute("value"))
+    assert not page.get_by_role("button", name=js_tab.text("Show details")).is_visible()

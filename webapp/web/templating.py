@@ -20,8 +20,10 @@ from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
 
 from ..clock import site_timezone
+from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
+from ..domain.schemas import PAGE_SIZE
 from ..domain.schemas import PRICES
 
 
@@ -155,6 +157,12 @@ def index_by(items: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]
     return {item[key]: item for item in items}
 
 
+def page_count(matches: int) -> int:
+    """How many pages of results a search's count of matches fills (at most the last page a
+    search shows)."""
+    return min(-(-matches // PAGE_SIZE), LAST_PAGE)
+
+
 def plain_text(value: Any) -> Any:
     """What a template prints: a lazy translation as the plain text it stands for, so that it
     is escaped like any other text (its own `__html__` would mark it safe HTML)."""
@@ -167,6 +175,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.filters["index_by"] = index_by
+    app.jinja_env.filters["page_count"] = page_count
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,
                                  activity_source=activity_source)
