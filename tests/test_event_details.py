@@ -17,7 +17,7 @@ from helpers import three_answers
 
 DETAIL_KEYS = {"id", "url", "title", "summary", "description", "startsAt", "endsAt",
                "location", "venue", "price", "level", "remainingSeats",
-               "registrationDeadline", "state"}
+               "registrationDeadline", "state", "priceAmount", "priceCurrency"}
 
 
 def test_details_of_an_open_event(client):

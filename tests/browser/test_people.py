@@ -167,3 +167,17 @@ def test_choosing_an_event_brings_its_preview_into_view_on_a_phone(js_tab):
     title = page.locator(".event-card .event-title a").first
     assert title.get_attribute("href").endswith("/events/" + radios.first.get_attribute("value"))
     assert not page.get_by_role("button", name=js_tab.text("Show details")).is_visible()
+
+
+def test_register_is_on_a_phones_first_screen(tab):
+    tab.page.set_viewport_size({"width": 390, "height": 844})
+    tab.open(f"/events/{ROOMY_EVENT}")
+    box = tab.page.get_by_role("link", name=tab.text("Register…")).bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 844
+
+
+def test_saved_can_be_undone_on_the_event_page(tab):
+    tab.open(f"/events/{ROOMY_EVENT}")
+    tab.press(tab.text("Save for later"), then_shows=tab.text("Saved ✓"))
+    tab.press(tab.text("Remove from saved"), then_shows=tab.text("Removed from your saved list."))
+    assert tab.page.get_by_role("button", name=tab.text("Save for later")).is_visible()

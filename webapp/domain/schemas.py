@@ -245,6 +245,10 @@ class ConnectAgentInput(ToolInput):
                   "placeholder": _l("e.g. the assistant on my laptop")})
 
 
+class CalendarFeedInput(ToolInput):
+    """Making or stopping a visitor's calendar feed (a person's action): nothing to give."""
+
+
 class DisconnectAgentInput(ToolInput):
     """Disconnecting an agent (a person's action): the connection its address names."""
 

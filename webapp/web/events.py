@@ -62,7 +62,8 @@ def detail(event_id: str) -> Response:
     shown = page_result(details)
     return render_result(shown, "events/detail.html", "events/_details.html",
                          event=details.data["event"], saved=is_saved(event_id),
-                         save_result=shown if shown.action == "save_event" else None)
+                         save_result=shown if shown.action in ("save_event", "remove_saved_event")
+                         else None)
 
 
 @tool_route(bp, "/events/details", actions.get_event_details, offers=("save_event",))
@@ -87,3 +88,13 @@ def save(event_id: str) -> Response:
                               redirect_to=url_for(".detail", event_id=event_id),
                               event_id=event_id, saved=result.status is Status.SUCCESS,
                               save_result=result)
+
+
+@tool_route(bp, "/events/<event_id>/unsave", actions.remove_saved_event, methods=("POST",),
+            offers=("save_event",))
+def unsave(event_id: str) -> Response:
+    """A person takes the event off their saved list from its page (human-only: no tool)."""
+    result = run_tool(bound={"event_id": event_id}).result
+    return render_post_result(result, "error.html", "events/_save.html",
+                              redirect_to=url_for(".detail", event_id=event_id),
+                              event_id=event_id, saved=is_saved(event_id), save_result=result)

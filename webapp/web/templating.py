@@ -12,7 +12,10 @@ from zoneinfo import ZoneInfo
 
 from babel.dates import format_datetime
 from babel.dates import get_timezone_location
+from babel.numbers import format_decimal
+from babel.numbers import get_currency_symbol
 from flask import Flask
+from flask import request
 from flask_babel import force_locale
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -68,6 +71,49 @@ def when(iso: str | None, with_time: bool = True) -> str:
                              "city": words.city, "offset": hours}
 
 
+def span(starts: str, ends: str) -> str:
+    """From when to when, the date and the zone said once when both are on the same day:
+    "Tue, 15 Dec 2026, 10:00–12:00 Taipei time (UTC+8)"."""
+    zone = site_timezone()
+    start = datetime.fromisoformat(starts).astimezone(zone)
+    end = datetime.fromisoformat(ends).astimezone(zone)
+    if start.date() != end.date():
+        return _("%(start)s to %(end)s", start=when(starts), end=when(ends))
+    locale = str(get_locale())
+    words = date_words(locale, zone)
+    offset = start.utcoffset()
+    return _("%(day)s, %(start)s–%(end)s %(city)s time (UTC%(offset)s)",
+             day=format_datetime(start, words.day, locale=locale),
+             start=format_datetime(start, "HH:mm", locale=locale),
+             end=format_datetime(end, "HH:mm", locale=locale), city=words.city,
+             offset=f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}")
+
+
+def price_text(event: dict[str, Any]) -> str:
+    """What an event costs, for people: "Free", "NT$1,500", or "Paid" with no amount known.
+    The symbol is the international one ("NT$", not the "$" Taiwan reads as its own)."""
+    amount = event.get("priceAmount")
+    if event["price"] == "free" or amount == 0:
+        return str(PRICES["free"])
+    if amount is None:
+        return str(PRICES["paid"])
+    symbol = get_currency_symbol(event.get("priceCurrency") or "TWD", locale="en")
+    return symbol + format_decimal(amount, locale=get_locale())
+
+
+def city_beside_venue(event: dict[str, Any]) -> str:
+    """The city to name after an event's venue: none when the venue already names it."""
+    city = str(LOCATIONS[event["location"]])
+    venue = str(event["venue"]).casefold()
+    return "" if city.casefold() in venue or event["location"] in venue else city
+
+
+def absolute_url(path: str) -> str:
+    """A site-relative address as a full one, on the host this request reached (canonical
+    links, Open Graph, structured data and calendars want full addresses)."""
+    return request.host_url.rstrip("/") + path
+
+
 # The activity log in words: what was done (by action name) and how it ended (by status word).
 ACTIVITY_ACTIONS = {
     "search_events": _l("Search events"),
@@ -80,6 +126,8 @@ ACTIVITY_ACTIONS = {
     "confirm_cancellation": _l("Confirm cancellation"),
     "connect_agent": _l("Connect an agent"),
     "disconnect_agent": _l("Disconnect an agent"),
+    "make_calendar_feed": _l("Make a calendar address"),
+    "stop_calendar_feed": _l("Stop the calendar address"),
 }
 # Who did it: the person, their agent in this browser (WebMCP), or an agent they connected.
 SOURCES = {
@@ -115,6 +163,8 @@ ACTIVITY_SENTENCES = {
     "confirm_cancellation": _l("%(who)s cancelled the registration for “%(title)s”"),
     "connect_agent": _l("%(who)s connected an agent"),
     "disconnect_agent": _l("%(who)s disconnected an agent"),
+    "make_calendar_feed": _l("%(who)s made a new calendar address"),
+    "stop_calendar_feed": _l("%(who)s stopped the calendar address"),
 }
 WENT_THROUGH = ("success", "no_results", "confirmation_required")
 
@@ -175,7 +225,11 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.filters["index_by"] = index_by
+    app.jinja_env.filters["span"] = span
+    app.jinja_env.filters["price_text"] = price_text
+    app.jinja_env.filters["city_beside_venue"] = city_beside_venue
     app.jinja_env.filters["page_count"] = page_count
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,
+                                 absolute_url=absolute_url,
                                  activity_source=activity_source)
