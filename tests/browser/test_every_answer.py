@@ -178,6 +178,10 @@ PAGES: dict[str, Callable[[Tab, Target], Any]] = {
     # What a save leaves: the morphed save slot (without JavaScript: the event page again).
     "/events/<event_id>/save": lambda tab, t: (tab.open(f"/events/{t.event}"),
                                                tab.call("save_event")),
+    # What a person's unsave leaves: the save slot again (without JavaScript: the event page).
+    "/events/<event_id>/unsave": lambda tab, t: (
+        tab.open(f"/events/{t.event}"), tab.call("save_event"),
+        tab.press("Remove from saved", then_shows="Removed from your saved list.")),
     "/events/<event_id>/register": lambda tab, t: tab.open(f"/events/{t.event}/register"),
     "/registrations": registered,
     # The open confirmation dialog a prepared cancellation leaves.
