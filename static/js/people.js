@@ -10,13 +10,15 @@
  *   the page behind is inert; on close the focus returns to what opened it.
  * - Announcements: a search says "Searching…" in its status line while it runs; the answer
  *   then puts its one-sentence summary there (out of band), never the whole list.
- * - Progress: a form that is sending is marked aria-busy (its button is disabled by htmx's
- *   hx-disable), and the search form's status line shows the wait.
+ * - Progress: the search form's status line says "Searching…" while it waits.
  * - Clean addresses: a search leaves out the filters left blank (the server reads a blank as
  *   "not given"), so the address it pushes is ?query=python, not every empty filter.
  * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
  * - A chosen event's preview is brought into view when it is off screen (below the list on
  *   a phone).
+ * - On a phone the search filters fold away (unless one is set), so results come first.
+ * - While a form is sending, its buttons are disabled (no double submits) and it is marked
+ *   aria-busy, which the stylesheet shows as a spinner on its button.
  *
  * Swaps are watched with a MutationObserver rather than htmx events, so the answers the
  * WebMCP bridge swaps for an agent are treated exactly like a person's.
@@ -110,6 +112,9 @@
     var form = formOf(event);
     if (!form) { return; }
     form.setAttribute("aria-busy", "true");
+    form.querySelectorAll("button").forEach(function (button) {
+      if (!button.disabled) { button.disabled = true; button.dataset.sending = "true"; }
+    });
     var line = status(form);
     if (line) { line.textContent = line.getAttribute("data-waiting"); }
   });
@@ -124,6 +129,10 @@
       if (preview) { intoView(preview); }
     }
     form.removeAttribute("aria-busy");
+    form.querySelectorAll("button[data-sending]").forEach(function (button) {
+      button.disabled = false;
+      delete button.dataset.sending;
+    });
     syncInvalid(document);
     var bad = firstInvalid(form);
     // Only after a submit: active search must not pull the caret out of the box being typed in.
@@ -132,7 +141,19 @@
     }
   });
 
+  /* Filters fold away on a narrow screen, unless the search uses one. */
+  function foldFilters() {
+    if (!window.matchMedia("(max-width: 47.99rem)").matches) { return; }
+    document.querySelectorAll("details.filters").forEach(function (filters) {
+      var used = Array.prototype.some.call(filters.querySelectorAll("input, select"), function (control) {
+        return control.value !== "";
+      });
+      if (!used) { filters.open = false; }
+    });
+  }
+
   function start() {
+    foldFilters();
     onChanges();
     new MutationObserver(onChanges).observe(document.body, { childList: true, subtree: true, characterData: true });
   }

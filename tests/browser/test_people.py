@@ -181,3 +181,36 @@ def test_saved_can_be_undone_on_the_event_page(tab):
     tab.press(tab.text("Save for later"), then_shows=tab.text("Saved ✓"))
     tab.press(tab.text("Remove from saved"), then_shows=tab.text("Removed from your saved list."))
     assert tab.page.get_by_role("button", name=tab.text("Save for later")).is_visible()
+
+
+def test_on_a_phone_the_filters_fold_so_results_come_first(js_tab):
+    page = js_tab.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    js_tab.open("/events")
+    assert not page.get_by_label(js_tab.text("Location")).is_visible()
+    first = page.locator(".event-card").first.bounding_box()
+    assert first is not None and first["y"] < 844
+    page.get_by_text(js_tab.text("Filters")).click()
+    assert page.get_by_label(js_tab.text("Location")).is_visible()
+    # The agent still has every filter.
+    assert "location" in js_tab.agent.tools()["search_events"].input_schema["properties"]
+
+
+def test_a_sending_form_shows_it_and_cannot_be_sent_twice(js_tab):
+    """While the answer is on its way the form says it is busy and its button is disabled
+    (recorded as it happens); once answered, the button works again."""
+    page = js_tab.page
+    js_tab.open(f"/events/{ROOMY_EVENT}")
+    page.evaluate("""() => {
+        window.busy = [];
+        new MutationObserver(records => records.forEach(record => window.busy.push(
+            [record.target.getAttribute('aria-busy'),
+             record.target.querySelector('button').disabled])))
+          .observe(document.querySelector('#save-slot'),
+                   {subtree: true, attributes: true, attributeFilter: ['aria-busy']});
+    }""")
+    page.get_by_role("button", name=js_tab.text("Save for later")).click()
+    page.get_by_text(js_tab.text("Saved to your list.")).wait_for()
+    page.wait_for_function("() => window.busy.length >= 2")
+    assert page.evaluate("window.busy") == [["true", True], [None, False]]
+    assert page.get_by_role("button", name=js_tab.text("Saved ✓")).is_enabled()
