@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import ViewportSize
 
 from .visit import Tab
 
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.browser
 
 EVENT = "evt-webmcp-spec-reading"  # 200 seats
 EVENT_TITLE = "Reading the WebMCP Draft Together"
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800},
+                                  "phone": {"width": 390, "height": 844}}
 AXE = Axe()
 
 
