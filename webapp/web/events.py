@@ -83,17 +83,19 @@ def preview() -> Response:
             offers=("save_event",))
 def save(event_id: str) -> Response:
     """Save the event for the visitor (idempotent)."""
-    result = run_tool(bound={"event_id": event_id}).result
-    return render_post_result(result, "error.html", "events/_save.html",
-                              redirect_to=url_for(".detail", event_id=event_id),
-                              event_id=event_id, saved=result.status is Status.SUCCESS,
-                              save_result=result)
+    return _save_box_answer(event_id)
 
 
 @tool_route(bp, "/events/<event_id>/unsave", actions.remove_saved_event, methods=("POST",),
             offers=("save_event",))
 def unsave(event_id: str) -> Response:
     """A person takes the event off their saved list from its page (human-only: no tool)."""
+    return _save_box_answer(event_id)
+
+
+def _save_box_answer(event_id: str) -> Response:
+    """Run the route's action on the event and answer with its save box (saved or not, as it
+    now is), or without JavaScript with the event's page."""
     result = run_tool(bound={"event_id": event_id}).result
     return render_post_result(result, "error.html", "events/_save.html",
                               redirect_to=url_for(".detail", event_id=event_id),
