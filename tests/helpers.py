@@ -220,11 +220,12 @@ class Visitor:
         return seats
 
 
-def query_database(app, statement: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-    """The rows of a query (`?` placeholders) on the app's database, whichever backend."""
-    setting = app.config["DATABASE"]
-    if setting.startswith("postgresql://"):
-        with psycopg.connect(setting) as conn:
+def query_database(setting: str | Path, statement: str, params: Sequence[object] = ()
+                   ) -> list[tuple[Any, ...]]:
+    """The rows of a query (`?` placeholders) on a database (the DATABASE setting of either
+    backend)."""
+    if str(setting).startswith("postgresql://"):
+        with psycopg.connect(str(setting)) as conn:
             return conn.execute(statement.replace("?", "%s"), params).fetchall()
     with sqlite3.connect(setting) as conn:
         return conn.execute(statement, params).fetchall()

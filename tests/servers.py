@@ -46,13 +46,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(database: Path, workers: int = 4, threads: int = 4,
+def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
              env: Mapping[str, str | None] | None = None, log: Path | None = None,
              wrapper: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the app with gunicorn until the block ends; yields (base URL, process).
 
-    `env` sets variables of the server's environment (None unsets one), and `wrapper` is a
-    command gunicorn runs under (e.g. one that drops privileges).
+    `database` is a SQLite file or a postgresql:// URL (then give `log`); `env` sets
+    variables of the server's environment (None unsets one), and `wrapper` is a command
+    gunicorn runs under (e.g. one that drops privileges).
     """
     port = free_port()
     wanted: dict[str, str | None] = {
@@ -62,7 +63,9 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
         **{f"FLASK_{setting}": limit for setting, limit in ONE_ADDRESS_CROWD.items()},
         **(env or {})}
     environment = {name: value for name, value in wanted.items() if value is not None}
-    log = log or database.with_suffix(".log")
+    if log is None:
+        assert isinstance(database, Path), "say where the log of a PostgreSQL server goes"
+        log = database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile", "/dev/null"],
                                cwd=PROJECT_ROOT,

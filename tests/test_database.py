@@ -130,13 +130,13 @@ def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor,
     assert result.exit_code == 0, result.output
     assert ("Removed 1 expired confirmation(s), 2 activity line(s), 0 ended visitor "
             "session(s) and 0 expired agent connection(s).") in result.output
-    assert query_database(app, "SELECT count(*) FROM confirmations") == [(1,)]
-    assert query_database(app, "SELECT action FROM activity ORDER BY id") == [
+    assert query_database(app.config["DATABASE"], "SELECT count(*) FROM confirmations") == [(1,)]
+    assert query_database(app.config["DATABASE"], "SELECT action FROM activity ORDER BY id") == [
         ("save_event",), ("prepare_event_registration",)]
 
 
 def table_counts(app) -> dict[str, int]:
-    return {table: query_database(app, f"SELECT count(*) FROM {table}")[0][0]
+    return {table: query_database(app.config["DATABASE"], f"SELECT count(*) FROM {table}")[0][0]
             for table in ("visitors", "saved_events", "registrations", "confirmations",
                               "activity")}
 

@@ -58,8 +58,9 @@ def test_init_db_prepares_either_backend_once(database_setting, backend_name):
     assert again.exit_code == 0 and "seeded" not in again.output
     if backend_name == "postgresql":
         assert "Database ready at PostgreSQL (dbname=" in first.output
-        assert query_database(app, "SELECT name FROM schema_migrations") == [("001_schema",)]
-    assert query_database(app, "SELECT count(*) FROM events")[0][0] >= 24
+        assert query_database(database_setting, "SELECT name FROM schema_migrations") == [
+            ("001_schema",)]
+    assert query_database(database_setting, "SELECT count(*) FROM events")[0][0] >= 24
 
 
 @pytest.mark.both_backends
@@ -72,8 +73,7 @@ def test_generate_events_fills_a_new_database_of_either_backend(app, runner, bac
     result = runner.invoke(args=["generate-events", "--count", "300", "--database", target])
     assert result.exit_code == 0, result.output
     assert "Generated 300 event(s)" in result.output
-    generated = make_app(target)
-    assert query_database(generated, "SELECT count(*) FROM events") == [(300,)]
+    assert query_database(target, "SELECT count(*) FROM events") == [(300,)]
     again = runner.invoke(args=["generate-events", "--count", "1", "--database", target])
     assert again.exit_code != 0 and "already holds events" in again.output
 

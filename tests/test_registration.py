@@ -18,7 +18,8 @@ pytestmark = pytest.mark.both_backends
 
 
 def registrations_in_db(app, event_id="evt-webmcp-intro"):
-    return query_database(app, "SELECT id, state, email FROM registrations WHERE event_id = ?",
+    return query_database(app.config["DATABASE"],
+                          "SELECT id, state, email FROM registrations WHERE event_id = ?",
                           [event_id])
 
 

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC
-from datetime import datetime
 from datetime import timedelta
 from itertools import product
 from typing import Any
