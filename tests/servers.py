@@ -14,12 +14,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -295,3 +297,16 @@ class HttpVisitor:
 
     def confirm_registration(self, token: str) -> Answer:
         return self.post("/registrations/confirm", {"confirmation_token": token}, JSON)
+
+
+def confirm_at_once(visitors: list[HttpVisitor], tokens: list[str]) -> list[Answer]:
+    """Each visitor confirms its token, all at the same moment (a thread each, a barrier)."""
+    start = threading.Barrier(len(visitors))
+
+    def confirm(pair: tuple[HttpVisitor, str]) -> Answer:
+        visitor, token = pair
+        start.wait()
+        return visitor.confirm_registration(token)
+
+    with ThreadPoolExecutor(max_workers=len(visitors)) as pool:
+        return list(pool.map(confirm, zip(visitors, tokens, strict=True)))

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 from helpers import JSON
 from helpers import query_database
 from servers import HttpVisitor
+from servers import confirm_at_once
 from servers import gunicorn
 
 pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
@@ -23,15 +21,7 @@ def test_forty_visitors_confirm_eight_seats_at_once(database_setting, backend_na
         visitors = [HttpVisitor(base) for _ in range(VISITORS)]
         tokens = [v.prepare_registration(EVENT, f"Person {i}", f"p{i}@example.com")
                   for i, v in enumerate(visitors)]
-        start = threading.Barrier(VISITORS)
-
-        def confirm(pair):
-            visitor, token = pair
-            start.wait()
-            return visitor.confirm_registration(token)
-
-        with ThreadPoolExecutor(max_workers=VISITORS) as pool:
-            answers = list(pool.map(confirm, zip(visitors, tokens, strict=True)))
+        answers = confirm_at_once(visitors, tokens)
 
         statuses = sorted(a.status for a in answers)
         bodies = [a.json() for a in answers]

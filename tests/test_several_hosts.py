@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 import subprocess
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ import pytest
 from helpers import JSON
 from helpers import query_database
 from servers import HttpVisitor
+from servers import confirm_at_once
 from servers import gunicorn
 from servers import port_of
 from servers import socket_counts
@@ -83,15 +83,7 @@ def test_forty_visitors_through_two_hosts_take_exactly_eight_seats(shared, tmp_p
                   for i, v in enumerate(visitors)]
         for number, visitor in enumerate(visitors):  # confirm on the other host
             visitor.base = bases[(number + 1) % HOSTS]
-        start = threading.Barrier(VISITORS)
-
-        def confirm(pair):
-            visitor, token = pair
-            start.wait()
-            return visitor.confirm_registration(token)
-
-        with ThreadPoolExecutor(max_workers=VISITORS) as pool:
-            answers = list(pool.map(confirm, zip(visitors, tokens, strict=True)))
+        answers = confirm_at_once(visitors, tokens)
         remaining = [HttpVisitor(base).request("GET", f"/events/{EVENT}", headers=JSON)
                      .json()["data"]["event"]["remainingSeats"] for base in bases]
     statuses = Counter(answer.status for answer in answers)
