@@ -3,6 +3,7 @@ fails when the app is made, saying what would work. The data commands work on bo
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -10,6 +11,8 @@ from helpers import query_database
 
 from webapp import create_app
 from webapp.storage.backends import UnservableDatabase
+from webapp.storage.connection import backend
+from webapp.storage.postgres import PostgresStorage
 
 
 def make_app(database: str):
@@ -82,3 +85,38 @@ def test_generate_events_refuses_a_database_it_cannot_serve(runner):
     result = runner.invoke(args=["generate-events", "--database", "mysql://db/events"])
     assert result.exit_code != 0
     assert "names a mysql:// database" in result.output
+
+
+def server_process(storage) -> int:
+    """The PostgreSQL server process serving a storage's connection."""
+    assert isinstance(storage, PostgresStorage)
+    return storage.conn.info.backend_pid
+
+
+@pytest.mark.parametrize("backend_name", ["postgresql"], indirect=True)
+def test_a_forked_process_never_uses_its_parents_connections(app):
+    """gunicorn forks its workers: a pool inherited across fork() would hand the child the
+    parent's sockets. Each process makes its own pool on first use."""
+    with app.app_context():
+        lease = backend().lease()
+        parent = server_process(lease.storage)
+        lease.release()
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: one request's storage, then out without any cleanup
+        try:
+            with app.app_context():
+                lease = backend().lease()
+                os.write(writer, str(server_process(lease.storage)).encode())
+                lease.release()
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as answer:
+        seen_by_child = int(answer.read() or 0)
+    os.waitpid(child, 0)
+    assert seen_by_child and seen_by_child != parent
+    with app.app_context():  # and the parent's pool still serves the parent
+        lease = backend().lease()
+        assert server_process(lease.storage) == parent
+        lease.release()
