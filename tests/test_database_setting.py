@@ -48,6 +48,8 @@ def test_an_unreachable_postgresql_fails_the_command_not_silently(tmp_path, monk
     assert "PostgreSQL (host=127.0.0.1 port=1 dbname=none user=nobody) could not be " \
            "prepared" in result.output
     assert list(tmp_path.iterdir()) == [], "no directory named postgresql: (issue 15)"
+    generated = app.test_cli_runner().invoke(args=["generate-events", "--count", "5"])
+    assert generated.exit_code != 0 and "could not be prepared" in generated.output
 
 
 @pytest.mark.both_backends

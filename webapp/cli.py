@@ -79,8 +79,12 @@ def generate_events_command(count: int, seed: int, database: str | None) -> None
     except UnservableDatabase as error:
         raise click.BadParameter(str(error), param_hint="--database") from None
     path = target.location
-    target.prepare(None)
-    storage = target.open()
+    try:
+        target.prepare(None)
+        storage = target.open()
+    except StorageError as error:
+        raise click.ClickException(f"{path} could not be prepared ({error.__cause__})"
+                                   ) from None
     try:
         if storage.count_events():
             raise click.ClickException(f"{path} already holds events: choose a new database")
