@@ -1,4 +1,4 @@
-"""9: both backends side by side: the search matrix (8) at 100 000 events and the write
+"""10: both backends side by side: the search matrix (9) at 100 000 events and the write
 contention (4) at 10 000, on SQLite and on PostgreSQL, each through gunicorn with the same
 workers, each ratio against /health measured in the same round on the same server.
 
@@ -34,11 +34,11 @@ def measure_postgres(rounds: int) -> dict[str, Any]:
         logs = Path(scratch)
         with postgres_working_copy(max(SIZES)) as database, \
                 gunicorn(database, workers=2, log=logs / "matrix.log") as (base, _):
-            print("9: the search matrix on PostgreSQL…", flush=True)
+            print("10: the search matrix on PostgreSQL…", flush=True)
             searched = matrix.measure(base, database, rounds)
         with postgres_working_copy(CONTENDED) as database, \
                 gunicorn(database, workers=4, log=logs / "writes.log") as (base, _):
-            print("9: writes under contention on PostgreSQL…", flush=True)
+            print("10: writes under contention on PostgreSQL…", flush=True)
             written = writes.measure(base, database)
     return {"matrix": searched, "writes": written}
 
@@ -49,11 +49,11 @@ def measure_sqlite(rounds: int) -> dict[str, Any]:
         directory = Path(scratch)
         largest = working_copy(max(SIZES), directory)
         with gunicorn(largest, workers=2) as (base, _):
-            print("9: the search matrix on SQLite…", flush=True)
+            print("10: the search matrix on SQLite…", flush=True)
             searched = matrix.measure(base, largest, rounds)
         contended = working_copy(CONTENDED, directory)
         with gunicorn(contended, workers=4) as (base, _):
-            print("9: writes under contention on SQLite…", flush=True)
+            print("10: writes under contention on SQLite…", flush=True)
             written = writes.measure(base, contended)
     return {"matrix": searched, "writes": written}
 
@@ -92,7 +92,7 @@ def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
     ]
     first = next(iter(by_backend.values()))
     return table(
-        f"9. Both backends ({max(SIZES):,} events for the matrix, gunicorn 2 workers, "
+        f"10. Both backends ({max(SIZES):,} events for the matrix, gunicorn 2 workers, "
         f"concurrency 1; {CONTENDED:,} for the writes, {first['writes']['visitors']} visitors "
         f"per event, {first['writes']['clients']} in flight, gunicorn 4 workers)",
         ["figure", *names], rows)
