@@ -4,15 +4,16 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-shifted install catalogs translations browser nginx static lint bench wrk clean
+.PHONY: run test test-shifted install catalogs translations browser nginx services postgres redis \
+	static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
 	$(BIN)/gunicorn
 
-## Install everything (Chromium and nginx included), run the whole test suite, then the
-## shifted-clock runs
-test: install browser nginx static lint
+## Install everything (Chromium, nginx, PostgreSQL and Redis included), run the whole test
+## suite, then the shifted-clock runs
+test: install browser nginx services static lint
 	$(BIN)/pytest
 	@$(MAKE) --no-print-directory test-shifted
 
@@ -22,7 +23,7 @@ SHIFTED_CLOCKS = early-morning new-years-eve leap-day
 ## The non-browser suite once per moment of SHIFTED_CLOCKS, every process's clock moved there
 # (tests/shifted_clock): the verdict must not depend on the hour or the date. All moments run,
 # then any that failed are named.
-test-shifted: install static
+test-shifted: install services static
 	@failed=; for moment in $(SHIFTED_CLOCKS); do \
 	    echo; echo "=== non-browser suite, every clock shifted to $$moment ==="; \
 	    PYTHONPATH="$(CURDIR)/tests/shifted_clock$${PYTHONPATH:+:$$PYTHONPATH}" \
@@ -31,7 +32,7 @@ test-shifted: install static
 	if [ -n "$$failed" ]; then echo "shifted-clock runs failed:$$failed" >&2; exit 1; fi
 
 ## Benchmarks: print the figures and write them to bench/results/latest.json
-bench: install browser static wrk
+bench: install browser services static wrk
 	$(BIN)/python -m bench
 
 # wrk sends the benchmarks' HTTP load (keep-alive, latency percentiles, little CPU of its own).
@@ -74,6 +75,29 @@ browser:
 nginx:
 	@command -v nginx >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y nginx; }
 	@nginx -v 2>&1 | grep -q nginx/ || { echo "nginx is not usable" >&2; exit 1; }
+
+# The PostgreSQL backend and the shared rate limits are tested for real (tests/services.py):
+# Debian's packaged PostgreSQL cluster runs as a service (its initdb refuses root), and the
+# tests make a throwaway database in it for each run; they start a throwaway redis-server of
+# their own on a free port. `make run` needs neither (it serves SQLite, counting in memory).
+services: postgres redis
+
+# The cluster is started when it is not running, and the user running the tests gets a
+# PostgreSQL role of the same name (peer authentication on the local socket) that may create
+# databases: nothing else of the cluster is changed, so this is harmless where it runs.
+TEST_ROLE := $(shell id -un)
+postgres:
+	@command -v pg_lsclusters >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y postgresql; }
+	@pg_lsclusters -h | awk '$$4 != "online" { print $$1, $$2 }' | while read version name; do \
+	    $(SUDO) pg_ctlcluster "$$version" "$$name" start; done
+	@pg_lsclusters -h | grep -q online || { echo "no PostgreSQL cluster is running" >&2; exit 1; }
+	@$(SUDO) runuser -u postgres -- psql -qtAc \
+	    "SELECT 1 FROM pg_roles WHERE rolname = '$(TEST_ROLE)'" | grep -q 1 || \
+	    $(SUDO) runuser -u postgres -- createuser --createdb '$(TEST_ROLE)'
+
+redis:
+	@command -v redis-server >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y redis-server; }
+	@redis-server --version | grep -q 'Redis server' || { echo "redis-server is not usable" >&2; exit 1; }
 
 # Precompressed copies let WhiteNoise serve static files gzipped without compressing per request.
 static: install

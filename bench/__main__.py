@@ -17,6 +17,7 @@ from servers import gunicorn
 
 from webapp.datasets.synthetic import COMMON_WORD
 
+from . import backends
 from . import floors
 from . import growth
 from . import matrix
@@ -87,6 +88,7 @@ def main() -> None:
         with gunicorn(contended, workers=4) as (base, _):
             print("4: writes under contention…", flush=True)
             results["writes"] = writes.measure(base, contended)
+    results["postgresql"] = backends.measure_postgres(args.rounds)
     results["machine"]["loadAfter"] = load_average()
     results["machine"]["seconds"] = round(time.monotonic() - started)
     print()

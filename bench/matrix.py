@@ -32,7 +32,9 @@ from webapp.datasets import synthetic
 from webapp.domain.schemas import PAGE_SIZE
 from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.storage import EventQuery
+from webapp.storage import Storage
 from webapp.storage import search
+from webapp.storage.backends import backend_for
 from webapp.storage.sqlite import SQLiteStorage
 
 from .floors import Endpoint
@@ -85,7 +87,12 @@ def vocabulary() -> dict[str, set[str]]:
     return found
 
 
-def draw_words(storage: SQLiteStorage, now: datetime) -> dict[tuple[str, str], list[str]]:
+def open_storage(database: Path | str) -> Storage:
+    """A storage of its own on a benchmark's database (a SQLite file or a PostgreSQL URL)."""
+    return backend_for(database, busy_timeout_ms=5000, connections=1).open()
+
+
+def draw_words(storage: Storage, now: datetime) -> dict[tuple[str, str], list[str]]:
     """The two words of each (script, band): nearest the band's middle by upcoming events."""
     total = storage.search_events(EventQuery(starts_after=now), 0, 0, 10**9).count
     shares = {}
@@ -193,11 +200,11 @@ def _rotated(items: list[Any], shift: int) -> Iterator[Any]:
     yield from items[shift:] + items[:shift]
 
 
-def measure(base: str, database: Path, rounds: int) -> dict[str, Any]:
+def measure(base: str, database: Path | str, rounds: int) -> dict[str, Any]:
     """Every cell's p50 ÷ /health p50, round by round; the worst cell's plan."""
     now = datetime.now(UTC)
     today = now.astimezone(ZoneInfo(SITE_TIMEZONE)).date()
-    storage = SQLiteStorage.open(database)
+    storage = open_storage(database)
     try:
         drawn = draw_words(storage, now)
     finally:
@@ -250,10 +257,10 @@ def measure(base: str, database: Path, rounds: int) -> dict[str, Any]:
     }
 
 
-def storage_times(database: Path, paths: dict[tuple[str, str], str]
+def storage_times(database: Path | str, paths: dict[tuple[str, str], str]
                   ) -> dict[tuple[str, str], float]:
     """The in-process p50 (ms) of each cell's storage call, on one open connection."""
-    storage = SQLiteStorage.open(database)
+    storage = open_storage(database)
     try:
         found = {}
         for key, path in paths.items():
@@ -269,14 +276,14 @@ def storage_times(database: Path, paths: dict[tuple[str, str], str]
         storage.close()
 
 
-def explain(database: Path, path: str) -> dict[str, Any]:
-    """The storage's plan for a search: what it matches, SQLite's EXPLAIN of it and its time
-    in-process."""
+def explain(database: Path | str, path: str) -> dict[str, Any]:
+    """The storage's plan for a search: what it matches (SQLite), the database's EXPLAIN of it
+    and its time in-process."""
     endpoint = Endpoint(path, path, {})
-    storage = SQLiteStorage.open(database)
+    storage = open_storage(database)
     try:
         wanted = endpoint.storage_query()
-        plan = storage.plan_search(wanted)
+        plan = storage.plan_search(wanted) if isinstance(storage, SQLiteStorage) else None
         times = []
         for _ in range(50):
             started = time.perf_counter()

@@ -219,6 +219,12 @@ def render(results: dict[str, Any]) -> str:
     for entry in results["plans"]:
         plans += [entry["path"], *plan_lines(entry)]
     out.append("\n".join(plans) + "\n")
+    if "postgresql" in results:
+        from .backends import side_by_side
+
+        out.append(side_by_side({"SQLite": {"matrix": results["matrix"],
+                                            "writes": results["writes"]},
+                                 "PostgreSQL": results["postgresql"]}))
     out.append(table("Goals", ["goal", "measured", "met"],
                      [[goal, figure, "yes" if met else "NO"]
                       for goal, figure, met in goals(results)]))

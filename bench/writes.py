@@ -5,7 +5,6 @@ than it had seats and that every seat was sold.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
@@ -13,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from helpers import query_database
 from servers import HttpVisitor
 
 from webapp.storage.sqlite import to_text
@@ -25,20 +25,21 @@ CLIENTS = 16  # confirmations in flight at once
 RUNS = 3
 
 
-def open_events(database: Path, count: int) -> list[tuple[str, int]]:
+def open_events(database: Path | str, count: int) -> list[tuple[str, int]]:
     """Upcoming events still open for registration, with 20 to 60 free seats each."""
-    now = to_text(datetime.now(UTC))  # as the app stores times, so text order is time order
-    with sqlite3.connect(database) as conn:
-        return conn.execute(
-            "SELECT id, capacity - held_seats FROM events WHERE registration_deadline > ? "
-            "AND capacity - held_seats BETWEEN 20 AND 60 ORDER BY starts_at LIMIT ?",
-            [now, count]).fetchall()
+    moment = datetime.now(UTC)
+    # SQLite stores times as text (in time order); PostgreSQL as timestamptz.
+    now = moment if str(database).startswith("postgresql://") else to_text(moment)
+    return [(row[0], row[1]) for row in query_database(
+        database, "SELECT id, capacity - held_seats FROM events WHERE registration_deadline > ? "
+        "AND capacity - held_seats BETWEEN 20 AND 60 ORDER BY starts_at, id LIMIT ?",
+        [now, count])]
 
 
-def active_registrations(database: Path, event_id: str) -> int:
-    with sqlite3.connect(database) as conn:
-        count: int = conn.execute("SELECT count(*) FROM registrations WHERE event_id = ? "
-                                  "AND state = 'active'", [event_id]).fetchone()[0]
+def active_registrations(database: Path | str, event_id: str) -> int:
+    count: int = query_database(database, "SELECT count(*) FROM registrations "
+                                          "WHERE event_id = ? AND state = 'active'",
+                                [event_id])[0][0]
     return count
 
 
@@ -66,7 +67,7 @@ def confirm_at_once(base: str, event_id: str) -> tuple[list[int], list[float], f
     return [status for status, _ in answers], [ms for _, ms in answers], wall
 
 
-def measure(base: str, database: Path) -> dict[str, Any]:
+def measure(base: str, database: Path | str) -> dict[str, Any]:
     """RUNS rounds, each on its own event; throughput and latency spread over the rounds."""
     runs: list[dict[str, Any]] = []
     for event_id, seats in open_events(database, RUNS):

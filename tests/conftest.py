@@ -10,6 +10,9 @@ import pytest
 from helpers import Visitor
 from helpers import english
 from servers import ONE_ADDRESS_CROWD
+from services import fresh_schema
+from services import redis_server
+from services import throwaway_database
 from shifted_clock.sitecustomize import DESTINATION
 from shifted_clock.sitecustomize import SITE_ZONE
 from suite_clock import Clock
@@ -18,7 +21,11 @@ from whitenoise.compress import Compressor
 
 from webapp import create_app
 from webapp.config import SITE_ROOT as PROJECT_ROOT
+from webapp.storage.connection import close_backend
 from webapp.storage.connection import prepare_database
+
+# What `database_setting` can be: tests marked `both_backends` run once on each.
+BACKENDS = ("sqlite", "postgresql")
 
 
 def pytest_configure() -> None:
@@ -36,6 +43,41 @@ def pytest_report_header() -> str:
         return (f"clock: every process shifted to {os.environ[DESTINATION]}; "
                 f"the tests' clock starts at {start}")
     return f"clock: the tests' clock starts at {start}; servers under test keep the real time"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `both_backends` runs once per backend (SQLite, then PostgreSQL)."""
+    if (metafunc.definition.get_closest_marker("both_backends")
+            and "backend_name" in metafunc.fixturenames):
+        metafunc.parametrize("backend_name", BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def backend_name(request) -> str:
+    """The backend of the test's database: SQLite unless the test runs on both."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def postgres_database():
+    """This run's throwaway PostgreSQL database (tests/services.py), dropped at its end."""
+    with throwaway_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    """This run's throwaway redis-server."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def database_setting(backend_name, tmp_path, request) -> str:
+    """The app's DATABASE: a new SQLite file, or a new schema of the run's PostgreSQL."""
+    if backend_name == "postgresql":
+        return fresh_schema(request.getfixturevalue("postgres_database"))
+    return str(tmp_path / "events.sqlite")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -74,11 +116,11 @@ def app_config() -> dict[str, Any]:
 
 
 @pytest.fixture
-def app(tmp_path, clock, app_config):
+def app(database_setting, clock, app_config):
     app = create_app({
         "TESTING": True,
         "SECRET_KEY": "test secret",
-        "DATABASE": str(tmp_path / "events.sqlite"),
+        "DATABASE": database_setting,
         "CLOCK": clock,
         # Limits stay on in tests, high enough that no flow test meets them.
         **ONE_ADDRESS_CROWD,
@@ -86,7 +128,8 @@ def app(tmp_path, clock, app_config):
     })
     with app.app_context():
         prepare_database()
-    return app
+    yield app
+    close_backend(app)
 
 
 @pytest.fixture

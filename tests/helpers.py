@@ -10,10 +10,12 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from bs4 import BeautifulSoup
 from bs4 import Tag
 from flask.testing import FlaskClient
@@ -216,3 +218,14 @@ class Visitor:
         body = self.get(f"/events/{event_id}", headers=JSON).get_json()
         seats: int = body["data"]["event"]["remainingSeats"]
         return seats
+
+
+def query_database(setting: str | Path, statement: str, params: Sequence[object] = ()
+                   ) -> list[tuple[Any, ...]]:
+    """The rows of a query (`?` placeholders) on a database (the DATABASE setting of either
+    backend)."""
+    if str(setting).startswith("postgresql://"):
+        with psycopg.connect(str(setting)) as conn:
+            return conn.execute(statement.replace("?", "%s"), params).fetchall()
+    with sqlite3.connect(setting) as conn:
+        return conn.execute(statement, params).fetchall()

@@ -14,12 +14,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -46,13 +48,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(database: Path, workers: int = 4, threads: int = 4,
+def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
              env: Mapping[str, str | None] | None = None, log: Path | None = None,
              wrapper: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the app with gunicorn until the block ends; yields (base URL, process).
 
-    `env` sets variables of the server's environment (None unsets one), and `wrapper` is a
-    command gunicorn runs under (e.g. one that drops privileges).
+    `database` is a SQLite file or a postgresql:// URL (then give `log`); `env` sets
+    variables of the server's environment (None unsets one), and `wrapper` is a command
+    gunicorn runs under (e.g. one that drops privileges).
     """
     port = free_port()
     wanted: dict[str, str | None] = {
@@ -62,7 +65,9 @@ def gunicorn(database: Path, workers: int = 4, threads: int = 4,
         **{f"FLASK_{setting}": limit for setting, limit in ONE_ADDRESS_CROWD.items()},
         **(env or {})}
     environment = {name: value for name, value in wanted.items() if value is not None}
-    log = log or database.with_suffix(".log")
+    if log is None:
+        assert isinstance(database, Path), "say where the log of a PostgreSQL server goes"
+        log = database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile", "/dev/null"],
                                cwd=PROJECT_ROOT,
@@ -292,3 +297,16 @@ class HttpVisitor:
 
     def confirm_registration(self, token: str) -> Answer:
         return self.post("/registrations/confirm", {"confirmation_token": token}, JSON)
+
+
+def confirm_at_once(visitors: list[HttpVisitor], tokens: list[str]) -> list[Answer]:
+    """Each visitor confirms its token, all at the same moment (a thread each, a barrier)."""
+    start = threading.Barrier(len(visitors))
+
+    def confirm(pair: tuple[HttpVisitor, str]) -> Answer:
+        visitor, token = pair
+        start.wait()
+        return visitor.confirm_registration(token)
+
+    with ThreadPoolExecutor(max_workers=len(visitors)) as pool:
+        return list(pool.map(confirm, zip(visitors, tokens, strict=True)))

@@ -4,8 +4,6 @@ token is shown once, stored only as a hash, expires, is listed and can be revoke
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from bs4 import BeautifulSoup
 from helpers import CSRF_FIELD
@@ -13,16 +11,19 @@ from helpers import JSON
 from helpers import hidden_value
 from helpers import jsonld_blocks
 from helpers import one
+from helpers import query_database
 from mcp_helpers import ACCESS_TOKEN
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
+
+pytestmark = pytest.mark.both_backends
 
 SAVE = ("save_event", {"event_id": "evt-webmcp-intro"})
 
 
 def connections(app) -> list[tuple[str, str, str]]:
-    with sqlite3.connect(app.config["DATABASE"]) as conn:
-        return conn.execute("SELECT id, token_hash, label FROM agent_connections").fetchall()
+    return query_database(app.config["DATABASE"],
+                          "SELECT id, token_hash, label FROM agent_connections")
 
 
 def test_the_token_is_shown_once_and_stored_as_a_hash(app, visitor):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
 from helpers import one
 from helpers import the_jsonld
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_preparing_a_cancellation_changes_nothing(visitor):

@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 from helpers import JSON
+from helpers import query_database
 from servers import HttpVisitor
+from servers import confirm_at_once
 from servers import gunicorn
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 VISITORS = 40
 EVENT = "evt-webmcp-intro"  # 8 seats
 
 
-def test_forty_visitors_confirm_eight_seats_at_once(tmp_path):
-    database = tmp_path / "events.sqlite"
-    with gunicorn(database, workers=4) as (base, _):
+def test_forty_visitors_confirm_eight_seats_at_once(database_setting, backend_name, tmp_path):
+    database = database_setting
+    with gunicorn(database, workers=4, log=tmp_path / "gunicorn.log") as (base, _):
         visitors = [HttpVisitor(base) for _ in range(VISITORS)]
         tokens = [v.prepare_registration(EVENT, f"Person {i}", f"p{i}@example.com")
                   for i, v in enumerate(visitors)]
-        start = threading.Barrier(VISITORS)
-
-        def confirm(pair):
-            visitor, token = pair
-            start.wait()
-            return visitor.confirm_registration(token)
-
-        with ThreadPoolExecutor(max_workers=VISITORS) as pool:
-            answers = list(pool.map(confirm, zip(visitors, tokens, strict=True)))
+        answers = confirm_at_once(visitors, tokens)
 
         statuses = sorted(a.status for a in answers)
         bodies = [a.json() for a in answers]
@@ -42,8 +32,8 @@ def test_forty_visitors_confirm_eight_seats_at_once(tmp_path):
     assert {b["status"] for b in bodies} == {"success", "conflict"}
     assert all("full" in b["message"] for b in bodies if b["status"] == "conflict")
     assert seats["data"]["event"]["remainingSeats"] == 0
-    with sqlite3.connect(database) as conn:
-        active = conn.execute("SELECT count(*) FROM registrations WHERE event_id = ? "
-                              "AND state = 'active'", [EVENT]).fetchone()[0]
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert active == 8
+    active = query_database(database, "SELECT count(*) FROM registrations WHERE event_id = ? "
+                            "AND state = 'active'", [EVENT])
+    assert active == [(8,)]
+    if backend_name == "sqlite":
+        assert query_database(database, "PRAGMA integrity_check") == [("ok",)]

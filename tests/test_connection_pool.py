@@ -8,7 +8,7 @@ import pytest
 from helpers import JSON
 
 from webapp.storage import StorageError
-from webapp.storage.connection import POOL
+from webapp.storage.connection import backend
 from webapp.storage.pool import ConnectionPool
 from webapp.storage.sqlite import SQLiteStorage
 
@@ -63,12 +63,12 @@ def test_a_connection_left_in_a_transaction_is_closed_not_kept(database):
 def test_requests_share_one_kept_connection(app, client):
     assert client.get("/en/events", headers=JSON).status_code == 200
     with app.app_context():
-        pool = app.extensions[POOL]
-        kept, identity = pool.acquire(app.config["DATABASE"], busy_timeout_ms=100)
-        pool.release(kept, identity)
+        lease = backend().lease()
+        kept = lease.storage
+        lease.release()
     assert client.get("/en/events?query=WebMCP", headers=JSON).status_code == 200
     with app.app_context():
-        assert pool.acquire(app.config["DATABASE"], busy_timeout_ms=100)[0] is kept
+        assert backend().lease().storage is kept
 
 
 def test_a_file_the_process_may_no_longer_use_is_never_read_through_a_kept_one(

@@ -35,6 +35,7 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import TOKEN_FIELD
 from helpers import hidden_value
+from helpers import query_database
 from helpers import write_lock_held
 from servers import HttpVisitor
 from servers import gunicorn
@@ -73,7 +74,7 @@ class Operation:
     status: int | None = None
 
 
-def import_events(database: Path) -> None:
+def import_events(database: Path | str, folder: Path) -> None:
     """The crash events, imported with the organizers' command before the server starts."""
     app = create_app({"TESTING": True, "SECRET_KEY": "x", "DATABASE": str(database)})
     with app.app_context():
@@ -83,7 +84,7 @@ def import_events(database: Path) -> None:
              "capacity": capacity, "heldSeats": held,
              "schedule": {"startsInDays": 10, "startTime": "10:00", "durationMinutes": 60}}
             for event, (capacity, held) in EVENTS.items()]
-    file = database.with_name("crash-events.json")
+    file = folder / "crash-events.json"
     file.write_text(json.dumps({"events": rows}))
     result = app.test_cli_runner().invoke(args=["import-events", str(file)])
     assert result.exit_code == 0, result.output
@@ -197,7 +198,7 @@ def prepare(base: str, events: list[str]) -> list[Operation]:
 
 def test_workers_killed_mid_write_lose_and_invent_nothing(tmp_path):
     database = tmp_path / "events.sqlite"
-    import_events(database)
+    import_events(database, tmp_path)
     rng = random.Random(2026)
     env = {"FLASK_DATABASE_BUSY_TIMEOUT_MS": str(BUSY_TIMEOUT_MS)}
     with gunicorn(database, workers=WORKERS, threads=4, env=env) as (base, master):
@@ -209,6 +210,9 @@ def test_workers_killed_mid_write_lose_and_invent_nothing(tmp_path):
                  .json()["data"]["event"]["remainingSeats"] for event in EVENTS}
         master_alive = master.poll() is None
 
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     verified = verify(database, done, seats)
     counts = {outcome: sum(op.outcome == outcome for op in done)
               for outcome in ("done", "refused", "unknown")}
@@ -226,18 +230,14 @@ def test_workers_killed_mid_write_lose_and_invent_nothing(tmp_path):
     assert counts["unknown"] > 0, "no kill cut a request in flight"
 
 
-def verify(database: Path, operations: list[Operation], seats: dict[str, int]
+def verify(database: Path | str, operations: list[Operation], seats: dict[str, int]
            ) -> dict[str, int]:
-    """Compare the database with what every client saw; returns counts."""
-    with sqlite3.connect(database) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        confirmations = {row[0]: row for row in conn.execute(
-            "SELECT token_hash, visitor_id, used_at FROM confirmations")}
-        registrations = conn.execute(
-            "SELECT id, visitor_id, state FROM registrations").fetchall()
-        active = dict(conn.execute("SELECT event_id, count(*) FROM registrations "
-                                   "WHERE state = 'active' GROUP BY event_id").fetchall())
+    """Compare the database (either backend) with what every client saw; returns counts."""
+    confirmations = {row[0]: row for row in query_database(
+        database, "SELECT token_hash, visitor_id, used_at FROM confirmations")}
+    registrations = query_database(database, "SELECT id, visitor_id, state FROM registrations")
+    active = dict(query_database(database, "SELECT event_id, count(*) FROM registrations "
+                                           "WHERE state = 'active' GROUP BY event_id"))
     by_visitor: dict[str, list[tuple[str, str, str]]] = {}
     for row in registrations:
         by_visitor.setdefault(row[1], []).append(row)

@@ -6,7 +6,9 @@ import json
 import sqlite3
 from contextlib import contextmanager
 
+import pytest
 from helpers import JSON
+from helpers import query_database
 
 from webapp.storage.migrations import migrations
 from webapp.storage.sqlite import SQLiteStorage
@@ -48,6 +50,7 @@ GOOD_EVENT = {
 }
 
 
+@pytest.mark.both_backends
 def test_import_events_upserts_a_file(runner, client, tmp_path):
     path = write(tmp_path, "good.json", {"events": [GOOD_EVENT]})
     result = runner.invoke(args=["import-events", str(path)])
@@ -63,6 +66,7 @@ def test_import_events_upserts_a_file(runner, client, tmp_path):
     assert [e["id"] for e in found["data"]["events"]] == ["evt-imported-meetup"]
 
 
+@pytest.mark.both_backends
 def test_one_bad_row_imports_nothing_and_says_why(runner, client, tmp_path):
     bad_rows = [
         {**GOOD_EVENT, "id": "evt-fine-one"},
@@ -114,8 +118,8 @@ def test_preparing_needs_no_lock_after_its_transaction(tmp_path, monkeypatch):
         other.close()
 
 
+@pytest.mark.both_backends
 def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor, clock):
-    import sqlite3 as sql
     visitor.save()
     _, token = visitor.prepare_registration()
     assert token
@@ -126,19 +130,18 @@ def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor,
     assert result.exit_code == 0, result.output
     assert ("Removed 1 expired confirmation(s), 2 activity line(s), 0 ended visitor "
             "session(s) and 0 expired agent connection(s).") in result.output
-    with sql.connect(app.config["DATABASE"]) as conn:
-        assert conn.execute("SELECT count(*) FROM confirmations").fetchone()[0] == 1
-        assert [row[0] for row in conn.execute("SELECT action FROM activity")] == [
-            "save_event", "prepare_event_registration"]
+    assert query_database(app.config["DATABASE"], "SELECT count(*) FROM confirmations") == [(1,)]
+    assert query_database(app.config["DATABASE"], "SELECT action FROM activity ORDER BY id") == [
+        ("save_event",), ("prepare_event_registration",)]
 
 
 def table_counts(app) -> dict[str, int]:
-    with sqlite3.connect(app.config["DATABASE"]) as conn:
-        return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                for table in ("visitors", "saved_events", "registrations", "confirmations",
+    return {table: query_database(app.config["DATABASE"], f"SELECT count(*) FROM {table}")[0][0]
+            for table in ("visitors", "saved_events", "registrations", "confirmations",
                               "activity")}
 
 
+@pytest.mark.both_backends
 def test_prune_removes_ended_visitors_with_nothing_active(app, runner, clock):
     """Every first write makes a visitor; those whose session ended with no active
     registration go, with everything that was theirs. Seats on an event's list stay."""

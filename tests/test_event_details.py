@@ -15,6 +15,8 @@ from helpers import one
 from helpers import the_jsonld
 from helpers import three_answers
 
+pytestmark = pytest.mark.both_backends
+
 DETAIL_KEYS = {"id", "url", "title", "summary", "description", "startsAt", "endsAt",
                "location", "venue", "price", "level", "remainingSeats",
                "registrationDeadline", "state", "priceAmount", "priceCurrency"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from datetime import timedelta
 
@@ -11,14 +10,17 @@ from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
 from helpers import one
+from helpers import query_database
 from helpers import the_jsonld
 from helpers import three_answers
 
+pytestmark = pytest.mark.both_backends
+
 
 def registrations_in_db(app, event_id="evt-webmcp-intro"):
-    with sqlite3.connect(app.config["DATABASE"]) as conn:
-        return conn.execute("SELECT id, state, email FROM registrations WHERE event_id = ?",
-                            [event_id]).fetchall()
+    return query_database(app.config["DATABASE"],
+                          "SELECT id, state, email FROM registrations WHERE event_id = ?",
+                          [event_id])
 
 
 def test_preparing_registers_nobody(app, visitor):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import one
 from helpers import the_jsonld
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_saving_twice_stores_it_once(visitor):

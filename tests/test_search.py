@@ -23,6 +23,8 @@ from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.storage import Event
 from webapp.storage.connection import get_db
 
+pytestmark = pytest.mark.both_backends
+
 TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
 SUMMARY_KEYS = {"id", "url", "title", "summary", "startsAt", "location", "price", "level"}
 

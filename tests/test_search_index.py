@@ -27,9 +27,9 @@ from webapp.storage import Event
 from webapp.storage import EventQuery
 from webapp.storage import search
 from webapp.storage.migrations import migrations
+from webapp.storage.shared import terms_of
 from webapp.storage.sqlite import SQLiteStorage
 from webapp.storage.sqlite import _event_row
-from webapp.storage.sqlite import terms_of
 
 NOW = suite_start()
 TAIPEI = ZoneInfo("Asia/Taipei")

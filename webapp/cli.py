@@ -19,9 +19,12 @@ from .datasets.importer import ImportProblem
 from .datasets.importer import read_events
 from .datasets.synthetic import generate_events
 from .storage import StorageError
+from .storage.backends import UnservableDatabase
+from .storage.backends import backend_for
+from .storage.connection import backend
+from .storage.connection import database_location
 from .storage.connection import get_db
 from .storage.connection import prepare_database
-from .storage.sqlite import SQLiteStorage
 
 GENERATE_BATCH = 5000  # events per progress step
 
@@ -30,10 +33,13 @@ GENERATE_BATCH = 5000  # events per progress step
 @with_appcontext
 def init_db_command() -> None:
     """Create or migrate the database, and seed it with the sample events if it is empty."""
-    seeded = prepare_database()
-    path = current_app.config["DATABASE"]
-    click.echo(f"Database ready at {path}" + (" (seeded with the sample events)." if seeded
-                                               else "."))
+    try:
+        seeded = prepare_database()
+    except StorageError as error:
+        raise click.ClickException(f"{database_location()} could not be prepared "
+                                   f"({error.__cause__})") from None
+    click.echo(f"Database ready at {database_location()}"
+               + (" (seeded with the sample events)." if seeded else "."))
 
 
 @click.command("import-events")
@@ -62,16 +68,26 @@ def import_events_command(file: Path) -> None:
               help="How many events to generate.")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="The same seed (on the same day) gives the same events.")
-@click.option("--database", type=click.Path(dir_okay=False, path_type=Path),
-              help="A new database file to fill [default: the app's database].")
-def generate_events_command(count: int, seed: int, database: Path | None) -> None:
+@click.option("--database", metavar="PATH|URL",
+              help="A new database to fill: a file path or a postgresql:// URL "
+                   "[default: the app's database].")
+def generate_events_command(count: int, seed: int, database: str | None) -> None:
     """Fill an empty database with COUNT synthetic events (for benchmarks)."""
-    path = database or Path(current_app.config["DATABASE"])
-    SQLiteStorage.prepare(path)
-    storage = SQLiteStorage.open(path)
+    try:
+        target = backend_for(database, current_app.config["DATABASE_BUSY_TIMEOUT_MS"],
+                             connections=1) if database else backend()
+    except UnservableDatabase as error:
+        raise click.BadParameter(str(error), param_hint="--database") from None
+    path = target.location
+    try:
+        target.prepare(None)
+        storage = target.open()
+    except StorageError as error:
+        raise click.ClickException(f"{path} could not be prepared ({error.__cause__})"
+                                   ) from None
     try:
         if storage.count_events():
-            raise click.ClickException(f"{path} already holds events: choose a new file")
+            raise click.ClickException(f"{path} already holds events: choose a new database")
         events = generate_events(count, seed, site_now(), site_timezone())
         with click.progressbar(length=count, label="Generating events") as bar, \
                 storage.bulk_load():

@@ -33,9 +33,10 @@ def real_clock() -> datetime:
 def defaults(instance_path: str) -> dict[str, Any]:
     """The default of every setting, for an app whose instance folder is `instance_path`."""
     return {
-        # Where the data lives: a SQLite file, created and seeded on first use.
+        # Where the data lives: a SQLite file, created and seeded on first use, or a
+        # postgresql:// URL for several app hosts (`storage.backends`).
         "DATABASE": os.path.join(instance_path, "events.sqlite"),
-        # How long a writer waits for another to finish before giving up (SQLITE_BUSY).
+        # SQLite: how long a writer waits for another to finish before giving up (SQLITE_BUSY).
         "DATABASE_BUSY_TIMEOUT_MS": DATABASE_BUSY_TIMEOUT_MS,
         # The sample events a new database is seeded with.
         "SEED_FILE": str(SITE_ROOT / "data" / "events.json"),
@@ -54,6 +55,7 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # RATELIMIT_* settings). A person makes a few writes a minute; an agent working through
         # a list makes more, in bursts.
         "RATELIMIT_ENABLED": True,
+        # In memory each worker counts alone: several workers or hosts share redis://host:6379.
         "RATELIMIT_STORAGE_URI": "memory://",
         "RATELIMIT_WRITES": "30 per minute;300 per hour",
         # An address may hold many people (an office, a conference Wi-Fi), each with the

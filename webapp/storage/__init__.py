@@ -1,8 +1,10 @@
 """The storage layer: every read and write of the site's data goes through here.
 
 Actions call a storage object's methods and get plain dataclasses back; they never see SQL,
-sqlite-utils or a connection. `sqlite.SQLiteStorage` is the embedded backend; a PostgreSQL
-backend for several app hosts replaces it by implementing the same methods (see `Storage`).
+sqlite-utils, psycopg or a connection. `sqlite.SQLiteStorage` is the embedded backend and
+`postgres.PostgresStorage` the one for several app hosts; both implement `Storage`, keep the
+same promises (tests/test_storage_contract.py) and share what is not SQL (`shared`).
+`backends` chooses one from the DATABASE setting.
 Times cross this boundary as timezone-aware UTC datetimes.
 """
 
@@ -137,7 +139,8 @@ class Storage(Protocol):
 
     `transaction()` holds the write lock for a check-then-change sequence (SQLite: BEGIN
     IMMEDIATE; PostgreSQL: a transaction whose `get_event(..., for_update=True)` locks the
-    event row). Every other method is atomic on its own.
+    event row, and whose reads of a confirmation or registration lock theirs). Every other
+    method is atomic on its own.
     """
 
     def transaction(self) -> AbstractContextManager[Any]: ...
@@ -158,6 +161,10 @@ class Storage(Protocol):
     def bulk_load(self) -> AbstractContextManager[Any]: ...
 
     def count_events(self) -> int: ...
+
+    def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
+        """The database's plan for reading a search's matches (benchmarks print it)."""
+        ...
 
     # visitors
     def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None: ...

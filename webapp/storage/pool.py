@@ -61,3 +61,12 @@ class ConnectionPool:
             self._idle.put_nowait((storage, identity))
         except queue.Full:
             storage.close()
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        while True:
+            try:
+                storage, _ = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            storage.close()

@@ -7,21 +7,19 @@ with `BEGIN IMMEDIATE`, and `busy_timeout` queues writers from other gunicorn wo
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from typing import ParamSpec
-from typing import TypeVar
 
 from sqlite_utils import Database
 
@@ -36,9 +34,19 @@ from . import Registration
 from . import StorageError
 from . import search
 from .migrations import migrations
-
-P = ParamSpec("P")
-R = TypeVar("R")
+from .shared import NO_MATCHES
+from .shared import activity_of
+from .shared import agent_connection_of
+from .shared import allocate_keys
+from .shared import confirmation_of
+from .shared import event_of
+from .shared import guard
+from .shared import holding_ranges
+from .shared import needed
+from .shared import page_of
+from .shared import plan_terms
+from .shared import registration_of
+from .shared import terms_of
 
 BULK_LOAD_CACHE_KIB = 256 * 1024
 INDEX_BATCH = 2000  # events whose terms are written to the search index at once
@@ -47,11 +55,7 @@ EVENT_COLUMNS = (
     "e.price, e.level, e.capacity, e.held_seats, e.registration_deadline, e.price_amount, "
     "e.price_currency"
 )
-# The filters the index holds as facet terms (the location is in every term, see `search`).
-FACETS = ("price", "level")
 EVENT_FIELDS = tuple(column.removeprefix("e.") for column in EVENT_COLUMNS.split(", "))
-# The character after the location mark: term@ <= term@location < term + _AFTER_MARK.
-_AFTER_MARK = chr(ord(search.LOCATION_MARK) + 1)
 # In an FTS5 query: a term no event holds (every indexed term has a location after the mark).
 NO_EVENT = f'"{search.LOCATION_MARK}"'
 
@@ -94,90 +98,17 @@ def fts_conjunction(terms: list[str]) -> str:
     return expression
 
 
-def terms_of(event: Event) -> list[str]:
-    """The event's search terms (`search.document_terms`)."""
-    return search.document_terms((event.title, event.summary, event.venue, event.description),
-                                 event.location, {name: getattr(event, name) for name in FACETS})
+guarded = guard(sqlite3.Error)
 
 
-def guarded(method: Callable[P, R]) -> Callable[P, R]:
-    """Turn any SQLite failure into StorageError; the cause stays in the server log only."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as error:
-            raise StorageError(f"{method.__name__} failed") from error
-
-    return wrapper
-
-
-def _event(row: dict[str, Any], seats_taken: int | None = None) -> Event:
-    return Event(
-        id=row["id"],
-        title=row["title"],
-        summary=row["summary"],
-        description=row["description"],
-        starts_at=from_text(row["starts_at"]),
-        ends_at=from_text(row["ends_at"]),
-        location=row["location"],
-        venue=row["venue"],
-        price=row["price"],
-        level=row["level"],
-        capacity=row["capacity"],
-        held_seats=row["held_seats"],
-        registration_deadline=from_text(row["registration_deadline"]),
-        seats_taken=seats_taken,
-        price_amount=row["price_amount"],
-        price_currency=row["price_currency"],
-    )
+def _event(row: Mapping[str, Any], seats_taken: int | None = None) -> Event:
+    return event_of(row, from_text, seats_taken)
 
 
 REGISTRATION_SELECT = (
     "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
     "FROM registrations r JOIN events e ON e.id = r.event_id"
 )
-
-
-def _registration(row: dict[str, Any]) -> Registration:
-    return Registration(
-        id=row["id"],
-        event_id=row["event_id"],
-        visitor_id=row["visitor_id"],
-        attendee_name=row["attendee_name"],
-        email=row["email"],
-        state=row["state"],
-        created_at=from_text(row["created_at"]),
-        cancelled_at=from_text(row["cancelled_at"]) if row["cancelled_at"] else None,
-        event_title=row["event_title"],
-        event_starts_at=from_text(row["event_starts_at"]),
-    )
-
-
-def _confirmation(row: dict[str, Any]) -> Confirmation:
-    return Confirmation(
-        token_hash=row["token_hash"],
-        visitor_id=row["visitor_id"],
-        action=row["action"],
-        target_id=row["target_id"],
-        payload=json.loads(row["payload"]),
-        created_at=from_text(row["created_at"]),
-        expires_at=from_text(row["expires_at"]),
-        used_at=from_text(row["used_at"]) if row["used_at"] else None,
-        source=row["source"],
-    )
-
-
-def _agent_connection(row: dict[str, Any]) -> AgentConnection:
-    return AgentConnection(
-        id=row["id"],
-        visitor_id=row["visitor_id"],
-        label=row["label"],
-        created_at=from_text(row["created_at"]),
-        expires_at=from_text(row["expires_at"]),
-        last_used_at=from_text(row["last_used_at"]) if row["last_used_at"] else None,
-    )
 
 
 def _event_row(event: Event, search_key: int) -> dict[str, Any]:
@@ -363,22 +294,10 @@ class SQLiteStorage:
         return _event(dict(zip(EVENT_FIELDS, row[:-1], strict=True))), row[-1]
 
     def _allocate_keys(self, events: list[Event]) -> list[int]:
-        """A free search key for each event (see `search.free_key`), none given twice."""
-        taken: dict[int, set[int]] = {}
-        keys = []
-        for event in events:
-            first = search.first_key(event.starts_at)
-            if first not in taken:
-                taken[first] = {row[0] for row in self.db.execute(
-                    "SELECT search_key FROM events WHERE search_key >= ? AND search_key < ?",
-                    [first, first + search.TIES_PER_SECOND])}
-            try:
-                key = search.free_key(event.starts_at, taken[first])
-            except ValueError as error:
-                raise StorageError(str(error)) from error
-            taken[first].add(key)
-            keys.append(key)
-        return keys
+        """A free search key for each event (`shared.allocate_keys`), none given twice."""
+        return allocate_keys(events, lambda first: {row[0] for row in self.db.execute(
+            "SELECT search_key FROM events WHERE search_key >= ? AND search_key < ?",
+            [first, first + search.TIES_PER_SECOND])})
 
     def _index(self, keyed: Iterable[tuple[int, Event]]) -> None:
         """Put events' terms in the search index under their keys, and count them."""
@@ -486,21 +405,18 @@ class SQLiteStorage:
         """
         plan = self.plan_search(query)
         if plan is None:
-            return EventPage(events=[], count=0, count_capped=False, has_more=False)
-        needed = max(count_cap, offset + limit) + 1
-        keys = [row[0] for row in self.db.conn.execute(plan.sql, {**plan.params,
-                                                                   "needed": needed})]
-        shown = keys[offset:offset + limit]
+            return NO_MATCHES
+        keys = [row[0] for row in self.db.conn.execute(
+            plan.sql, {**plan.params, "needed": needed(limit, offset, count_cap)})]
+        return page_of(keys, limit, offset, count_cap, self._events_at)
+
+    def _events_at(self, keys: list[int]) -> list[Event]:
+        """The events with these search keys, in key order."""
         # The connection's own cursor: sqlite-utils' dict rows cost a tenth of a search here.
         rows = self.db.conn.execute(
             f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IN "
-            f"({', '.join('?' * len(shown))}) ORDER BY e.search_key", shown) if shown else []
-        return EventPage(
-            events=[_event(dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows],
-            count=min(len(keys), count_cap),
-            count_capped=len(keys) > count_cap,
-            has_more=len(keys) > offset + limit,
-        )
+            f"({', '.join('?' * len(keys))}) ORDER BY e.search_key", keys)
+        return [_event(dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows]
 
     @guarded
     def plan_search(self, query: EventQuery) -> SearchPlan | None:
@@ -511,25 +427,15 @@ class SQLiteStorage:
         matches merged as they come (an FTS5 OR). "Upcoming" and the date range bound the
         keys; FTS5 skips each list to the first key of the range.
         """
-        facets = {name: getattr(query, name) for name in FACETS
-                  if getattr(query, name) is not None}
-        words = search.query_terms(query.text) if query.text is not None else []
-        if query.text is not None and not words:
+        wanted = plan_terms(query, self._events_holding)
+        if wanted is None:
             return None
-        events = self._events_holding([*words, search.facet_term(facets)])
-        locations = ([query.location] if query.location is not None else
-                     [term.split(search.LOCATION_MARK)[1] for term in events
-                      if term.startswith(search.every_event(""))])
-        conjunctions = search.Search.of(words, facets, locations).by_rarity(events)
-        if not conjunctions:
-            return None
-        starts_from = max(query.starts_after, query.starts_from or query.starts_after)
         params: dict[str, Any] = {
-            "match": " OR ".join(f"({fts_conjunction(terms)})" for terms in conjunctions),
-            "first": search.first_key(starts_from)}
+            "match": " OR ".join(f"({fts_conjunction(terms)})" for terms in wanted.conjunctions),
+            "first": wanted.first}
         bounds = "rowid >= :first"
-        if query.starts_before is not None:
-            params["end"] = search.first_key(query.starts_before)
+        if wanted.end is not None:
+            params["end"] = wanted.end
             bounds += " AND rowid < :end"
         return SearchPlan("SELECT rowid FROM event_search WHERE event_search MATCH :match "
                           f"AND {bounds} ORDER BY rowid LIMIT :needed", params)
@@ -537,9 +443,9 @@ class SQLiteStorage:
     def _events_holding(self, terms: list[str]) -> dict[str, int]:
         """How many events hold each of `terms` at each location (term@location -> count),
         with the every-event term of each location among them."""
-        ranges = [search.every_event(""), *(search.located(term, "") for term in terms)]
+        ranges = holding_ranges(terms)
         where = " OR ".join("(term >= ? AND term < ?)" for _ in ranges)
-        bounds = [bound for start in ranges for bound in (start, start[:-1] + _AFTER_MARK)]
+        bounds = [bound for low_high in ranges for bound in low_high]
         return dict(self.db.execute(
             f"SELECT term, events FROM search_terms WHERE {where}", bounds).fetchall())
 
@@ -627,7 +533,7 @@ class SQLiteStorage:
     def get_registration(self, registration_id: str) -> Registration | None:
         """One registration, or None."""
         rows = list(self.db.query(f"{REGISTRATION_SELECT} WHERE r.id = ?", [registration_id]))
-        return _registration(rows[0]) if rows else None
+        return registration_of(rows[0], from_text) if rows else None
 
     @guarded
     def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:
@@ -635,7 +541,7 @@ class SQLiteStorage:
         rows = list(self.db.query(
             f"{REGISTRATION_SELECT} WHERE r.visitor_id = ? AND r.event_id = ? "
             "AND r.state = 'active'", [visitor_id, event_id]))
-        return _registration(rows[0]) if rows else None
+        return registration_of(rows[0], from_text) if rows else None
 
     @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:
@@ -643,7 +549,7 @@ class SQLiteStorage:
         rows = self.db.query(
             f"{REGISTRATION_SELECT} WHERE r.visitor_id = ? "
             "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at", [visitor_id])
-        return [_registration(row) for row in rows]
+        return [registration_of(row, from_text) for row in rows]
 
     @guarded
     def cancel_registration(self, registration_id: str, now: datetime) -> None:
@@ -674,7 +580,7 @@ class SQLiteStorage:
         """The confirmation with this token hash, or None."""
         rows = list(self.db.query("SELECT * FROM confirmations WHERE token_hash = ?",
                                   [token_hash]))
-        return _confirmation(rows[0]) if rows else None
+        return confirmation_of(rows[0], from_text, json.loads) if rows else None
 
     @guarded
     def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]:
@@ -682,7 +588,7 @@ class SQLiteStorage:
         rows = self.db.query(
             "SELECT * FROM confirmations WHERE visitor_id = ? AND used_at IS NULL "
             "AND expires_at > ? ORDER BY created_at, token_hash", [visitor_id, to_text(now)])
-        return [_confirmation(row) for row in rows]
+        return [confirmation_of(row, from_text, json.loads) for row in rows]
 
     @guarded
     def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool:
@@ -747,14 +653,14 @@ class SQLiteStorage:
         """The connection whose access token has this hash, or None."""
         rows = list(self.db.query("SELECT * FROM agent_connections WHERE token_hash = ?",
                                   [token_hash]))
-        return _agent_connection(rows[0]) if rows else None
+        return agent_connection_of(rows[0], from_text) if rows else None
 
     @guarded
     def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]:
         """The visitor's connections, newest first."""
         rows = self.db.query("SELECT * FROM agent_connections WHERE visitor_id = ? "
                              "ORDER BY created_at DESC, id", [visitor_id])
-        return [_agent_connection(row) for row in rows]
+        return [agent_connection_of(row, from_text) for row in rows]
 
     @guarded
     def agent_connection_used(self, connection_id: str, now: datetime) -> None:
@@ -791,9 +697,7 @@ class SQLiteStorage:
         rows = self.db.query(
             "SELECT * FROM activity WHERE visitor_id = ? ORDER BY at DESC, id DESC LIMIT ?",
             [visitor_id, limit])
-        return [Activity(at=from_text(row["at"]), visitor_id=row["visitor_id"],
-                         source=row["source"], action=row["action"], status=row["status"],
-                         target_id=row["target_id"]) for row in rows]
+        return [activity_of(row, from_text) for row in rows]
 
     # -- housekeeping -------------------------------------------------------------------
 

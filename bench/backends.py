@@ -1,0 +1,117 @@
+"""10: both backends side by side: the search matrix (9) at 100 000 events and the write
+contention (4) at 10 000, on SQLite and on PostgreSQL, each through gunicorn with the same
+workers, each ratio against /health measured in the same round on the same server.
+
+`python -m bench.backends` runs only these (both backends); `python -m bench` adds the
+PostgreSQL half to its SQLite figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from servers import gunicorn
+
+from . import matrix
+from . import writes
+from .datasets import SIZES
+from .datasets import postgres_working_copy
+from .datasets import working_copy
+from .report import RESULTS
+from .report import spread_text
+from .report import table
+
+CONTENDED = 10_000
+
+
+def measure_postgres(rounds: int) -> dict[str, Any]:
+    """The matrix and the write contention on PostgreSQL copies of the datasets."""
+    with tempfile.TemporaryDirectory(prefix="webmcp-bench-pg-") as scratch:
+        logs = Path(scratch)
+        with postgres_working_copy(max(SIZES)) as database, \
+                gunicorn(database, workers=2, log=logs / "matrix.log") as (base, _):
+            print("10: the search matrix on PostgreSQL…", flush=True)
+            searched = matrix.measure(base, database, rounds)
+        with postgres_working_copy(CONTENDED) as database, \
+                gunicorn(database, workers=4, log=logs / "writes.log") as (base, _):
+            print("10: writes under contention on PostgreSQL…", flush=True)
+            written = writes.measure(base, database)
+    return {"matrix": searched, "writes": written}
+
+
+def measure_sqlite(rounds: int) -> dict[str, Any]:
+    """The same on SQLite copies (what `python -m bench` measures as 8 and 4)."""
+    with tempfile.TemporaryDirectory(prefix="webmcp-bench-sqlite-") as scratch:
+        directory = Path(scratch)
+        largest = working_copy(max(SIZES), directory)
+        with gunicorn(largest, workers=2) as (base, _):
+            print("10: the search matrix on SQLite…", flush=True)
+            searched = matrix.measure(base, largest, rounds)
+        contended = working_copy(CONTENDED, directory)
+        with gunicorn(contended, workers=4) as (base, _):
+            print("10: writes under contention on SQLite…", flush=True)
+            written = writes.measure(base, contended)
+    return {"matrix": searched, "writes": written}
+
+
+def cell(found: dict[str, Any]) -> str:
+    """A cell of the matrix by its row and column."""
+    return f"{found['query']} with {found['filters']}"
+
+
+def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
+    """One table: each figure of the matrix and of the writes, a column per backend."""
+    names = list(by_backend)
+
+    def row(label: str, figure: Any) -> list[str]:
+        return [label, *[figure(by_backend[name]) for name in names]]
+
+    rows = [
+        row("search matrix: worst cell p50 ÷ /health p50",
+            lambda r: f"{spread_text(r['matrix']['worst']['overHealth'])}×"),
+        row("  the worst cell", lambda r: cell(r["matrix"]["worst"])),
+        row("search matrix: median cell ÷ /health", lambda r: f"{r['matrix']['median']:.2f}×"),
+        row("/health p50 ms (the baseline)",
+            lambda r: spread_text(r["matrix"]["healthP50Ms"], 3)),
+        row("storage in-process: median ms",
+            lambda r: f"{r['matrix']['storage']['medianMs']:.3f}"),
+        row("storage in-process: slowest ms",
+            lambda r: f"{r['matrix']['storage']['slowest']['ms']:.3f}"),
+        row("  the slowest cell", lambda r: cell(r["matrix"]["storage"]["slowest"])),
+        row("writes: confirmations per second",
+            lambda r: spread_text(r["writes"]["confirmationsPerSecond"], 0)),
+        row("writes: p50 ms", lambda r: spread_text(r["writes"]["p50Ms"], 1)),
+        row("writes: p95 ms", lambda r: spread_text(r["writes"]["p95Ms"], 1)),
+        row("writes: never oversold", lambda r: "yes" if r["writes"]["neverOversold"] else "NO"),
+        row("writes: every seat sold, each to a client told 201",
+            lambda r: "yes" if r["writes"]["soldOut"] else "NO"),
+    ]
+    first = next(iter(by_backend.values()))
+    return table(
+        f"10. Both backends ({max(SIZES):,} events for the matrix, gunicorn 2 workers, "
+        f"concurrency 1; {CONTENDED:,} for the writes, {first['writes']['visitors']} visitors "
+        f"per event, {first['writes']['clients']} in flight, gunicorn 4 workers)",
+        ["figure", *names], rows)
+
+
+def main() -> None:
+    """Measure both backends, print the table and save the figures."""
+    parser = argparse.ArgumentParser(prog="python -m bench.backends", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
+    args = parser.parse_args()
+    results = {"SQLite": measure_sqlite(args.rounds),
+               "PostgreSQL": measure_postgres(args.rounds)}
+    print()
+    print(side_by_side(results))
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "backends.json"
+    path.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    print(f"Figures saved to {path}.")
+
+
+if __name__ == "__main__":
+    main()

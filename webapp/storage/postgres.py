@@ -1,0 +1,633 @@
+"""The PostgreSQL backend (psycopg 3): the same promises as `sqlite.SQLiteStorage`, for several
+app hosts sharing one database.
+
+One `PostgresStorage` per request, on a connection of the process's pool (see `backends`).
+Connections run in autocommit, so each method is atomic on its own; `transaction()` makes a
+check-then-change sequence one transaction (a savepoint inside another one).
+
+**Seats cannot be oversold across hosts: a row lock, not a conditional UPDATE.** Seats are
+counted, never stored (capacity - held - active registrations), and confirming checks the
+token, the deadline, the visitor's other registration and the count before it inserts: a
+sequence over three tables, not one row's arithmetic. A single conditional UPDATE would
+need a stored seat counter, a second truth to keep in step with the registrations. So
+`get_event(..., for_update=True)` locks the event's row: every confirmer of that event, on
+any host, waits there for the one before to commit, and only then counts, in a statement of
+its own, so that it sees the registration the one before added (READ COMMITTED takes a new
+snapshot per statement; counting in the locking statement would count from before the wait).
+Other events are confirmed in parallel. Rows read inside `transaction()` by token or id
+(`get_confirmation`, `get_registration`) are locked the same way, so a token is spent once
+and a registration cancelled once when two requests race, as under SQLite's write lock.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections import defaultdict
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import Connection
+from psycopg.pq import TransactionStatus
+from psycopg.rows import DictRow
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from . import Activity
+from . import AgentConnection
+from . import Confirmation
+from . import Event
+from . import EventPage
+from . import EventQuery
+from . import Registration
+from . import StorageError
+from . import search
+from .postgres_migrations import MIGRATIONS
+from .shared import NO_MATCHES
+from .shared import TermsPlan
+from .shared import activity_of
+from .shared import agent_connection_of
+from .shared import allocate_keys
+from .shared import confirmation_of
+from .shared import event_of
+from .shared import guard
+from .shared import holding_ranges
+from .shared import needed
+from .shared import page_of
+from .shared import plan_terms
+from .shared import registration_of
+from .shared import terms_of
+
+guarded = guard(psycopg.Error)
+
+EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
+                "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
+                "price_amount", "price_currency")
+EVENT_COLUMNS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
+REGISTRATION_SELECT = (
+    "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
+    "FROM registrations r JOIN events e ON e.id = r.event_id"
+)
+# Transaction-level advisory locks (any two distinct numbers): one process migrates at a
+# time, and one writer changes the catalog (search keys and term counts) at a time.
+SCHEMA_LOCK = 0x77656D6370_01
+CATALOG_LOCK = 0x77656D6370_02
+
+
+def stored(moment: datetime) -> datetime:
+    """A datetime as stored: UTC, to the second (as SQLite keeps it, so both order alike)."""
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def moment(value: datetime) -> datetime:
+    """A stored timestamptz as the storage layer hands it out: in UTC."""
+    return value.astimezone(UTC)
+
+
+def _event(row: DictRow, seats_taken: int | None = None) -> Event:
+    return event_of(row, moment, seats_taken)
+
+
+def _payload(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+# Every connection, the pool's too: autocommit (a method is atomic on its own), dict rows.
+CONNECTION_OPTIONS: dict[str, Any] = {"autocommit": True, "row_factory": dict_row}
+
+
+def connect(url: str) -> Connection[DictRow]:
+    """A connection of its own, as the pool makes them."""
+    return psycopg.connect(url, **CONNECTION_OPTIONS)
+
+
+class PostgresStorage:
+    """The site's data in one PostgreSQL database."""
+
+    def __init__(self, conn: Connection[DictRow]):
+        self.conn = conn
+
+    @classmethod
+    @guarded
+    def open(cls, url: str) -> PostgresStorage:
+        """Storage on a connection of its own (for commands; requests use the pool)."""
+        return cls(connect(url))
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection[DictRow]]:
+        """One transaction (a savepoint inside another): all of it commits, or none."""
+        try:
+            with self.conn.transaction():
+                yield self.conn
+        except psycopg.Error as error:
+            raise StorageError("transaction failed") from error
+
+    def _in_transaction(self) -> bool:
+        return self.conn.info.transaction_status == TransactionStatus.INTRANS
+
+    def _locked(self, what: str = "") -> str:
+        """` FOR UPDATE` inside a transaction: a row read there stays as read until it ends."""
+        return f" FOR UPDATE{what}" if self._in_transaction() else ""
+
+    # -- schema -------------------------------------------------------------------------
+
+    @classmethod
+    @guarded
+    def prepare(cls, url: str, seed: Callable[[PostgresStorage], None] | None = None) -> bool:
+        """Create or migrate the database, seeding it if it holds no events.
+
+        Safe to run from several processes (and hosts) at once: the work happens under an
+        advisory lock. Returns True when the database was seeded.
+        """
+        storage = cls.open(url)
+        try:
+            with storage.transaction():
+                storage.conn.execute("SELECT pg_advisory_xact_lock(%s)", [SCHEMA_LOCK])
+                storage._migrate()
+                storage.refresh_search_index()
+                seeded = False
+                if seed is not None and storage.count_events() == 0:
+                    seed(storage)
+                    seeded = True
+            if seeded:
+                storage._analyze("ANALYZE")
+            return seeded
+        finally:
+            storage.close()
+
+    def _migrate(self) -> None:
+        """Apply the migrations this database has not had yet, in order."""
+        self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                          "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        applied = {row["name"] for row in self.conn.execute("SELECT name FROM schema_migrations")}
+        for name, sql in MIGRATIONS:
+            if name not in applied:
+                self.conn.execute(sql)
+                self.conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", [name])
+
+    def refresh_search_index(self) -> bool:
+        """Make every event's terms again when another version of `search` made them (or
+        none did yet), and count them again; True when it did. Call inside a transaction."""
+        built = self.conn.execute("SELECT terms_version FROM search_index").fetchone()
+        if built is not None and built["terms_version"] == search.VERSION:
+            return False
+        events = [_event(row) for row in self.conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events e")]
+        with self.conn.cursor() as cursor:
+            cursor.executemany("UPDATE events SET terms = %s WHERE id = %s",
+                               [(terms_of(event), event.id) for event in events])
+        self.conn.execute("DELETE FROM search_terms")
+        self.conn.execute("INSERT INTO search_terms (term, events) SELECT term, count(*) "
+                          "FROM events, unnest(terms) AS term GROUP BY term")
+        self.conn.execute("UPDATE search_index SET terms_version = %s", [search.VERSION])
+        return True
+
+    # -- events -------------------------------------------------------------------------
+
+    @guarded
+    def count_events(self) -> int:
+        """How many events are stored (past ones included)."""
+        row = self.conn.execute("SELECT count(*) AS events FROM events").fetchone()
+        return int(row["events"]) if row else 0
+
+    @guarded
+    def import_events(self, events: list[Event]) -> int:
+        """Insert or update events, all or nothing; returns how many were written.
+
+        An updated event keeps its search key unless its start moved.
+        """
+        with self.transaction():
+            self._lock_catalog()
+            counted: Counter[str] = Counter()
+            for event in events:
+                old = self.conn.execute("SELECT search_key, starts_at, terms FROM events "
+                                        "WHERE id = %s", [event.id]).fetchone()
+                if old is not None and old["starts_at"] == stored(event.starts_at):
+                    key = old["search_key"]
+                else:
+                    key = self._allocate_keys([event])[0]
+                if old is not None:
+                    counted.subtract(old["terms"])
+                terms = terms_of(event)
+                counted.update(terms)
+                row = self._event_row(event, key, terms)
+                self.conn.execute(
+                    f"INSERT INTO events ({', '.join(row)}) "
+                    f"VALUES ({', '.join(f'%({name})s' for name in row)}) "
+                    "ON CONFLICT (id) DO UPDATE SET "
+                    + ", ".join(f"{name} = excluded.{name}" for name in row), row)
+            self._count_terms(counted)
+        return len(events)
+
+    @guarded
+    def add_events(self, events: Iterable[Event]) -> int:
+        """Insert new events (an existing id is an error), all or nothing; returns how many.
+
+        Faster than `import_events` for bulk loads: one COPY, no event looked up first.
+        """
+        events = list(events)
+        if not events:
+            return 0
+        with self.transaction():
+            self._lock_catalog()
+            counted: Counter[str] = Counter()
+            columns = [*EVENT_FIELDS, "search_key", "terms"]
+            keys = self._allocate_keys(events)  # before the COPY: it holds the connection
+            with self.conn.cursor().copy(
+                    f"COPY events ({', '.join(columns)}) FROM STDIN") as copy:
+                for key, event in zip(keys, events, strict=True):
+                    terms = terms_of(event)
+                    counted.update(terms)
+                    row = self._event_row(event, key, terms)
+                    copy.write_row([row[name] for name in columns])
+            self._count_terms(counted)
+        return len(events)
+
+    @staticmethod
+    def _event_row(event: Event, search_key: int, terms: list[str]) -> dict[str, Any]:
+        return {
+            **{name: getattr(event, name) for name in EVENT_FIELDS},
+            "starts_at": stored(event.starts_at),
+            "ends_at": stored(event.ends_at),
+            "registration_deadline": stored(event.registration_deadline),
+            "search_key": search_key,
+            "terms": terms,
+        }
+
+    def _lock_catalog(self) -> None:
+        """Make this transaction the only one giving keys and counting terms until it ends."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
+
+    def _allocate_keys(self, events: list[Event]) -> list[int]:
+        """A free search key for each event (`shared.allocate_keys`), none given twice:
+        the keys already taken in the events' seconds are read in one query."""
+        firsts = [search.first_key(event.starts_at) for event in events]
+        taken: defaultdict[int, set[int]] = defaultdict(set)
+        for row in self.conn.execute(
+                "SELECT search_key FROM events WHERE search_key >= %s AND search_key < %s",
+                [min(firsts), max(firsts) + search.TIES_PER_SECOND]):
+            key = row["search_key"]
+            taken[key - key % search.TIES_PER_SECOND].add(key)
+        return allocate_keys(events, lambda first: set(taken[first]))
+
+    def _count_terms(self, change: Counter[str]) -> None:
+        """Add `change` to how many events hold each term (one statement, however many)."""
+        changed = [(term, events) for term, events in change.items() if events]
+        if not changed:
+            return
+        self.conn.execute("CREATE TEMPORARY TABLE counted (term text COLLATE \"C\", "
+                          "events integer) ON COMMIT DROP")
+        with self.conn.cursor().copy("COPY counted (term, events) FROM STDIN") as copy:
+            for row in changed:
+                copy.write_row(row)
+        self.conn.execute("INSERT INTO search_terms (term, events) "
+                          "SELECT term, events FROM counted ORDER BY term "
+                          "ON CONFLICT (term) DO UPDATE "
+                          "SET events = search_terms.events + excluded.events")
+        self.conn.execute("DROP TABLE counted")
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """One transaction for loading many events (`add_events` inside it), then the
+        planner's statistics refreshed."""
+        with self.transaction():
+            yield
+        # VACUUM too: the visibility map lets the planner read keys from the index alone.
+        self._analyze("VACUUM ANALYZE")
+
+    @guarded
+    def _analyze(self, command: str) -> None:
+        """Refresh the planner's statistics of the search's tables."""
+        for table in ("events", "search_terms"):
+            self.conn.execute(f"{command} {table}")
+
+    @guarded
+    def get_event(self, event_id: str, count_seats: bool = False,
+                  for_update: bool = False) -> Event | None:
+        """One event, or None; with `count_seats`, its taken seats counted now; with
+        `for_update` (inside a transaction), its row locked until the transaction ends."""
+        row = self.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = %s"
+                                + (self._locked() if for_update else ""), [event_id]).fetchone()
+        if row is None:
+            return None
+        taken = None
+        if count_seats:
+            # A statement of its own, after the lock: it sees every registration committed
+            # by whoever held the lock before (see the module's docstring).
+            active = self.conn.execute(
+                "SELECT count(*) AS active FROM registrations "
+                "WHERE event_id = %s AND state = 'active'", [event_id]).fetchone()
+            taken = row["held_seats"] + (active["active"] if active else 0)
+        return _event(row, seats_taken=taken)
+
+    @guarded
+    def search_events(self, query: EventQuery, limit: int, offset: int,
+                      count_cap: int) -> EventPage:
+        """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`
+        (the same terms and conjunctions as SQLite: `shared.plan_terms`)."""
+        plan = plan_terms(query, self._events_holding)
+        if plan is None:
+            return NO_MATCHES
+        sql, params = self._matches(plan)
+        keys = [row["search_key"] for row in self.conn.execute(
+            sql, [*params, needed(limit, offset, count_cap)])]
+        return page_of(keys, limit, offset, count_cap, self._events_at)
+
+    @staticmethod
+    def _matches(plan: TermsPlan) -> tuple[str, list[Any]]:
+        """The keys of the events holding every term of one of the plan's conjunctions, in
+        key order, up to a last parameter: the GIN index finds the holders of each
+        conjunction, or the key index is walked in order when they are many."""
+        bounds = "search_key >= %s" + (" AND search_key < %s" if plan.end is not None else "")
+        holding = " OR ".join("terms @> %s::text[]" for _ in plan.conjunctions)
+        params = [plan.first, *([plan.end] if plan.end is not None else []),
+                  *plan.conjunctions]
+        return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
+                "ORDER BY search_key LIMIT %s", params)
+
+    def _events_at(self, keys: list[int]) -> list[Event]:
+        """The events with these search keys, in key order."""
+        return [_event(row) for row in self.conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
+            "ORDER BY e.search_key", [keys])]
+
+    def _events_holding(self, terms: list[str]) -> dict[str, int]:
+        """How many events hold each of `terms` at each location (term@location -> count),
+        with the every-event term of each location among them."""
+        ranges = holding_ranges(terms)
+        where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
+        return {row["term"]: row["events"] for row in self.conn.execute(
+            f"SELECT term, events FROM search_terms WHERE {where}",
+            [bound for low_high in ranges for bound in low_high])}
+
+    @guarded
+    def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
+        """PostgreSQL's plan (EXPLAIN) for reading a search's matches."""
+        plan = plan_terms(query, self._events_holding)
+        if plan is None:
+            return []
+        sql, params = self._matches(plan)
+        return [row["QUERY PLAN"] for row in self.conn.execute(
+            f"EXPLAIN {sql}", [*params, needed(limit, 0, count_cap)])]
+
+    # -- visitors -----------------------------------------------------------------------
+
+    @guarded
+    def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None:
+        """Start a visitor session."""
+        self.conn.execute("INSERT INTO visitors (id, created_at, expires_at) "
+                          "VALUES (%s, %s, %s)", [visitor_id, stored(now), stored(expires_at)])
+
+    @guarded
+    def visitor_expires_at(self, visitor_id: str) -> datetime | None:
+        """When the visitor's session ends, or None if there is no such visitor."""
+        row = self.conn.execute("SELECT expires_at FROM visitors WHERE id = %s",
+                                [visitor_id]).fetchone()
+        return moment(row["expires_at"]) if row else None
+
+    @guarded
+    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None:
+        """Keep an active visitor's session alive until `expires_at`."""
+        self.conn.execute("UPDATE visitors SET expires_at = %s WHERE id = %s",
+                          [stored(expires_at), visitor_id])
+
+    # -- saved events -------------------------------------------------------------------
+
+    @guarded
+    def save_event(self, visitor_id: str, event_id: str, now: datetime) -> bool:
+        """Mark an event saved; False when it already was (nothing is written then)."""
+        cursor = self.conn.execute(
+            "INSERT INTO saved_events (visitor_id, event_id, saved_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (visitor_id, event_id) DO NOTHING", [visitor_id, event_id, stored(now)])
+        return cursor.rowcount == 1
+
+    @guarded
+    def remove_saved_event(self, visitor_id: str, event_id: str) -> bool:
+        """Forget a saved event; False when it was not saved."""
+        cursor = self.conn.execute(
+            "DELETE FROM saved_events WHERE visitor_id = %s AND event_id = %s",
+            [visitor_id, event_id])
+        return cursor.rowcount == 1
+
+    @guarded
+    def saved_events(self, visitor_id: str) -> list[Event]:
+        """The visitor's saved events, soonest first."""
+        return [_event(row) for row in self.conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM saved_events s JOIN events e ON e.id = s.event_id "
+            "WHERE s.visitor_id = %s ORDER BY e.starts_at, e.id", [visitor_id])]
+
+    @guarded
+    def is_saved(self, visitor_id: str, event_id: str) -> bool:
+        """Whether the visitor saved the event."""
+        return self.conn.execute(
+            "SELECT 1 FROM saved_events WHERE visitor_id = %s AND event_id = %s",
+            [visitor_id, event_id]).fetchone() is not None
+
+    # -- registrations ------------------------------------------------------------------
+
+    @guarded
+    def create_registration(self, registration: Registration) -> None:
+        """Store a new registration (call inside `transaction()` after checking seats)."""
+        self.conn.execute(
+            "INSERT INTO registrations (id, event_id, visitor_id, attendee_name, email, state, "
+            "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            [registration.id, registration.event_id, registration.visitor_id,
+             registration.attendee_name, registration.email, registration.state,
+             stored(registration.created_at)])
+
+    @guarded
+    def get_registration(self, registration_id: str) -> Registration | None:
+        """One registration, or None (locked until the end of a transaction reading it)."""
+        row = self.conn.execute(f"{REGISTRATION_SELECT} WHERE r.id = %s" + self._locked(" OF r"),
+                                [registration_id]).fetchone()
+        return registration_of(row, moment) if row else None
+
+    @guarded
+    def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:
+        """The visitor's active registration for the event, if any."""
+        row = self.conn.execute(
+            f"{REGISTRATION_SELECT} WHERE r.visitor_id = %s AND r.event_id = %s "
+            "AND r.state = 'active'", [visitor_id, event_id]).fetchone()
+        return registration_of(row, moment) if row else None
+
+    @guarded
+    def visitor_registrations(self, visitor_id: str) -> list[Registration]:
+        """All of the visitor's registrations, active first, then by event start."""
+        return [registration_of(row, moment) for row in self.conn.execute(
+            f"{REGISTRATION_SELECT} WHERE r.visitor_id = %s "
+            "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at", [visitor_id])]
+
+    @guarded
+    def cancel_registration(self, registration_id: str, now: datetime) -> None:
+        """Mark a registration cancelled (its seat is free from then on)."""
+        self.conn.execute(
+            "UPDATE registrations SET state = 'cancelled', cancelled_at = %s "
+            "WHERE id = %s AND state = 'active'", [stored(now), registration_id])
+
+    # -- confirmations ------------------------------------------------------------------
+
+    @guarded
+    def create_confirmation(self, confirmation: Confirmation) -> None:
+        """Store a pending confirmation."""
+        self.conn.execute(
+            "INSERT INTO confirmations (token_hash, visitor_id, action, target_id, payload, "
+            "created_at, expires_at, source) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [confirmation.token_hash, confirmation.visitor_id, confirmation.action,
+             confirmation.target_id, Jsonb(confirmation.payload),
+             stored(confirmation.created_at), stored(confirmation.expires_at),
+             confirmation.source])
+
+    @guarded
+    def get_confirmation(self, token_hash: str) -> Confirmation | None:
+        """The confirmation with this token hash, or None (locked until the end of a
+        transaction reading it: a racing request waits, then finds it spent)."""
+        row = self.conn.execute("SELECT * FROM confirmations WHERE token_hash = %s"
+                                + self._locked(), [token_hash]).fetchone()
+        return confirmation_of(row, moment, _payload) if row else None
+
+    @guarded
+    def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]:
+        """The visitor's confirmations neither used nor expired, oldest first."""
+        return [confirmation_of(row, moment, _payload) for row in self.conn.execute(
+            "SELECT * FROM confirmations WHERE visitor_id = %s AND used_at IS NULL "
+            "AND expires_at > %s ORDER BY created_at, token_hash", [visitor_id, stored(now)])]
+
+    @guarded
+    def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool:
+        """Bind a pending confirmation to a new token (its old one stops working); False when
+        it was used meanwhile, or is no longer there."""
+        cursor = self.conn.execute(
+            "UPDATE confirmations SET token_hash = %s WHERE token_hash = %s AND used_at IS NULL",
+            [new_hash, token_hash])
+        return cursor.rowcount == 1
+
+    @guarded
+    def use_confirmation(self, token_hash: str, now: datetime) -> None:
+        """Spend a confirmation (call inside the transaction that acts on it)."""
+        self.conn.execute("UPDATE confirmations SET used_at = %s WHERE token_hash = %s",
+                          [stored(now), token_hash])
+
+    # -- calendar feeds -----------------------------------------------------------------
+
+    @guarded
+    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None:
+        """Give the visitor a feed known by this token hash; an earlier one stops working."""
+        self.conn.execute(
+            "INSERT INTO calendar_feeds (visitor_id, token_hash, created_at) "
+            "VALUES (%s, %s, %s) ON CONFLICT (visitor_id) DO UPDATE SET "
+            "token_hash = excluded.token_hash, created_at = excluded.created_at",
+            [visitor_id, token_hash, stored(now)])
+
+    @guarded
+    def stop_calendar_feed(self, visitor_id: str) -> bool:
+        """Forget the visitor's feed (its address stops working); False when there was none."""
+        return self.conn.execute("DELETE FROM calendar_feeds WHERE visitor_id = %s",
+                                 [visitor_id]).rowcount == 1
+
+    @guarded
+    def calendar_feed_owner(self, token_hash: str) -> str | None:
+        """The visitor whose feed has this token hash, or None."""
+        row = self.conn.execute("SELECT visitor_id FROM calendar_feeds WHERE token_hash = %s",
+                                [token_hash]).fetchone()
+        return str(row["visitor_id"]) if row else None
+
+    @guarded
+    def calendar_feed_since(self, visitor_id: str) -> datetime | None:
+        """When the visitor's current feed was made, or None when they have none."""
+        row = self.conn.execute("SELECT created_at FROM calendar_feeds WHERE visitor_id = %s",
+                                [visitor_id]).fetchone()
+        return moment(row["created_at"]) if row else None
+
+    # -- agent connections --------------------------------------------------------------
+
+    @guarded
+    def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None:
+        """Store a new connection, known by the hash of its access token."""
+        self.conn.execute(
+            "INSERT INTO agent_connections (id, token_hash, visitor_id, label, created_at, "
+            "expires_at) VALUES (%s, %s, %s, %s, %s, %s)",
+            [connection.id, token_hash, connection.visitor_id, connection.label,
+             stored(connection.created_at), stored(connection.expires_at)])
+
+    @guarded
+    def agent_connection(self, token_hash: str) -> AgentConnection | None:
+        """The connection whose access token has this hash, or None."""
+        row = self.conn.execute("SELECT * FROM agent_connections WHERE token_hash = %s",
+                                [token_hash]).fetchone()
+        return agent_connection_of(row, moment) if row else None
+
+    @guarded
+    def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]:
+        """The visitor's connections, newest first."""
+        return [agent_connection_of(row, moment) for row in self.conn.execute(
+            "SELECT * FROM agent_connections WHERE visitor_id = %s "
+            "ORDER BY created_at DESC, id", [visitor_id])]
+
+    @guarded
+    def agent_connection_used(self, connection_id: str, now: datetime) -> None:
+        """Note when a connection was last used."""
+        self.conn.execute("UPDATE agent_connections SET last_used_at = %s WHERE id = %s",
+                          [stored(now), connection_id])
+
+    @guarded
+    def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool:
+        """Forget one of the visitor's connections; False when the visitor has no such one."""
+        cursor = self.conn.execute(
+            "DELETE FROM agent_connections WHERE id = %s AND visitor_id = %s",
+            [connection_id, visitor_id])
+        return cursor.rowcount == 1
+
+    # -- activity -----------------------------------------------------------------------
+
+    @guarded
+    def record_activity(self, entry: Activity) -> None:
+        """Append one line to the activity log."""
+        self.conn.execute(
+            "INSERT INTO activity (at, visitor_id, source, action, status, target_id) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            [stored(entry.at), entry.visitor_id, entry.source, entry.action, entry.status,
+             entry.target_id])
+
+    @guarded
+    def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]:
+        """The visitor's latest activity, newest first."""
+        return [activity_of(row, moment) for row in self.conn.execute(
+            "SELECT * FROM activity WHERE visitor_id = %s ORDER BY at DESC, id DESC LIMIT %s",
+            [visitor_id, limit])]
+
+    # -- housekeeping -------------------------------------------------------------------
+
+    @guarded
+    def prune(self, confirmations_before: datetime, activity_before: datetime,
+              visitors_before: datetime) -> dict[str, int]:
+        """What `SQLiteStorage.prune` deletes, in one transaction; how many rows of each."""
+        idle = ("SELECT v.id FROM visitors v WHERE v.expires_at < %(before)s AND NOT EXISTS ("
+                "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
+                "AND r.state = 'active')")
+        gone = {"before": stored(visitors_before)}
+        with self.transaction():
+            confirmations = self.conn.execute(
+                "DELETE FROM confirmations WHERE expires_at < %s",
+                [stored(confirmations_before)]).rowcount
+            activity = self.conn.execute("DELETE FROM activity WHERE at < %s",
+                                         [stored(activity_before)]).rowcount
+            connections = self.conn.execute(
+                "DELETE FROM agent_connections WHERE expires_at < %s",
+                [stored(visitors_before)]).rowcount
+            for table in ("saved_events", "confirmations", "registrations", "activity",
+                          "agent_connections", "calendar_feeds"):
+                self.conn.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
+            visitors = self.conn.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
+                                         gone).rowcount
+        return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
+                "connections": connections}
+

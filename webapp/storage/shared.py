@@ -1,0 +1,212 @@
+"""What every backend shares: rows made into dataclasses, an event's search terms, its key,
+and how a search is planned and paged. No SQL: each backend runs its own.
+
+Keeping these in one place is what makes the backends agree: SQLite and PostgreSQL index the
+same terms (`terms_of`), give the same keys (`allocate_keys`), read the same conjunctions of
+terms (`plan_terms`) and page and cap their counts the same way (`page_of`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from typing import ParamSpec
+from typing import TypeVar
+
+from . import Activity
+from . import AgentConnection
+from . import Confirmation
+from . import Event
+from . import EventPage
+from . import EventQuery
+from . import Registration
+from . import StorageError
+from . import search
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# The filters the index holds as facet terms (the location is in every term, see `search`).
+FACETS = ("price", "level")
+# The character after the location mark: term@ <= term@location < term + AFTER_MARK.
+AFTER_MARK = chr(ord(search.LOCATION_MARK) + 1)
+
+# How a backend reads a stored time (SQLite: ISO text; PostgreSQL: timestamptz).
+Moment = Callable[[Any], datetime]
+
+
+def guard(*errors: type[BaseException]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator turning any of the backend's `errors` into StorageError; the cause stays
+    in the server log only."""
+
+    def guarded(method: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(method)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return method(*args, **kwargs)
+            except errors as error:
+                raise StorageError(f"{method.__name__} failed") from error
+
+        return wrapper
+
+    return guarded
+
+
+def terms_of(event: Event) -> list[str]:
+    """The event's search terms (`search.document_terms`)."""
+    return search.document_terms((event.title, event.summary, event.venue, event.description),
+                                 event.location, {name: getattr(event, name) for name in FACETS})
+
+
+def allocate_keys(events: list[Event], taken_from: Callable[[int], set[int]]) -> list[int]:
+    """A free search key for each event (see `search.free_key`), none given twice;
+    `taken_from(first)` gives the keys already stored in the second starting at `first`."""
+    taken: dict[int, set[int]] = {}
+    keys = []
+    for event in events:
+        first = search.first_key(event.starts_at)
+        if first not in taken:
+            taken[first] = taken_from(first)
+        try:
+            key = search.free_key(event.starts_at, taken[first])
+        except ValueError as error:
+            raise StorageError(str(error)) from error
+        taken[first].add(key)
+        keys.append(key)
+    return keys
+
+
+@dataclass(frozen=True)
+class TermsPlan:
+    """What a search reads, whatever the backend: the events holding every term of one of
+    `conjunctions` (each rarest term first), with keys from `first` and before `end`."""
+
+    conjunctions: list[list[str]]
+    first: int
+    end: int | None
+
+
+def holding_ranges(terms: Iterable[str]) -> list[tuple[str, str]]:
+    """The ranges of stored terms (`low <= term < high`) that are `terms` at any location,
+    with the every-event term of each location: what `plan_terms` asks counts of."""
+    starts = [search.every_event(""), *(search.located(term, "") for term in terms)]
+    return [(start, start[:-1] + AFTER_MARK) for start in starts]
+
+
+def plan_terms(query: EventQuery, events_holding: Callable[[list[str]], Mapping[str, int]]
+               ) -> TermsPlan | None:
+    """The terms `query` reads (None: nothing can match it); `events_holding(terms)` says
+    how many events hold each of `terms` at each location (see `holding_ranges`)."""
+    facets = {name: getattr(query, name) for name in FACETS if getattr(query, name) is not None}
+    words = search.query_terms(query.text) if query.text is not None else []
+    if query.text is not None and not words:
+        return None
+    events = events_holding([*words, search.facet_term(facets)])
+    locations = ([query.location] if query.location is not None else
+                 [term.split(search.LOCATION_MARK)[1] for term in events
+                  if term.startswith(search.every_event(""))])
+    conjunctions = search.Search.of(words, facets, sorted(locations)).by_rarity(events)
+    if not conjunctions:
+        return None
+    starts_from = max(query.starts_after, query.starts_from or query.starts_after)
+    end = search.first_key(query.starts_before) if query.starts_before is not None else None
+    return TermsPlan(conjunctions, search.first_key(starts_from), end)
+
+
+def page_of(keys: list[int], limit: int, offset: int, count_cap: int,
+            events_at: Callable[[list[int]], list[Event]]) -> EventPage:
+    """The page and capped count of a search whose matches' keys, in order, are `keys` (read
+    up to `needed`); `events_at(keys)` reads those events in key order."""
+    shown = keys[offset:offset + limit]
+    return EventPage(
+        events=events_at(shown) if shown else [],
+        count=min(len(keys), count_cap),
+        count_capped=len(keys) > count_cap,
+        has_more=len(keys) > offset + limit,
+    )
+
+
+def needed(limit: int, offset: int, count_cap: int) -> int:
+    """How many matches a search reads: enough for its page and to know the count is capped."""
+    return max(count_cap, offset + limit) + 1
+
+
+NO_MATCHES = EventPage(events=[], count=0, count_capped=False, has_more=False)
+
+
+def event_of(row: Mapping[str, Any], moment: Moment, seats_taken: int | None = None) -> Event:
+    """An event from a row of its columns."""
+    return Event(
+        id=row["id"],
+        title=row["title"],
+        summary=row["summary"],
+        description=row["description"],
+        starts_at=moment(row["starts_at"]),
+        ends_at=moment(row["ends_at"]),
+        location=row["location"],
+        venue=row["venue"],
+        price=row["price"],
+        level=row["level"],
+        capacity=row["capacity"],
+        held_seats=row["held_seats"],
+        registration_deadline=moment(row["registration_deadline"]),
+        seats_taken=seats_taken,
+        price_amount=row["price_amount"],
+        price_currency=row["price_currency"],
+    )
+
+
+def registration_of(row: Mapping[str, Any], moment: Moment) -> Registration:
+    """A registration from a row with its event's title and start."""
+    return Registration(
+        id=row["id"],
+        event_id=row["event_id"],
+        visitor_id=row["visitor_id"],
+        attendee_name=row["attendee_name"],
+        email=row["email"],
+        state=row["state"],
+        created_at=moment(row["created_at"]),
+        cancelled_at=moment(row["cancelled_at"]) if row["cancelled_at"] else None,
+        event_title=row["event_title"],
+        event_starts_at=moment(row["event_starts_at"]),
+    )
+
+
+def confirmation_of(row: Mapping[str, Any], moment: Moment,
+                    payload: Callable[[Any], dict[str, Any]]) -> Confirmation:
+    """A confirmation from its row; `payload` reads the stored payload."""
+    return Confirmation(
+        token_hash=row["token_hash"],
+        visitor_id=row["visitor_id"],
+        action=row["action"],
+        target_id=row["target_id"],
+        payload=payload(row["payload"]),
+        created_at=moment(row["created_at"]),
+        expires_at=moment(row["expires_at"]),
+        used_at=moment(row["used_at"]) if row["used_at"] else None,
+        source=row["source"],
+    )
+
+
+def agent_connection_of(row: Mapping[str, Any], moment: Moment) -> AgentConnection:
+    """An agent connection from its row."""
+    return AgentConnection(
+        id=row["id"],
+        visitor_id=row["visitor_id"],
+        label=row["label"],
+        created_at=moment(row["created_at"]),
+        expires_at=moment(row["expires_at"]),
+        last_used_at=moment(row["last_used_at"]) if row["last_used_at"] else None,
+    )
+
+
+def activity_of(row: Mapping[str, Any], moment: Moment) -> Activity:
+    """A line of the activity log from its row."""
+    return Activity(at=moment(row["at"]), visitor_id=row["visitor_id"], source=row["source"],
+                    action=row["action"], status=row["status"], target_id=row["target_id"])
+
