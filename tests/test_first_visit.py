@@ -9,11 +9,12 @@ from helpers import one
 GZIP = {"Accept-Encoding": "gzip"}
 
 
-def test_the_page_loads_three_hashed_cacheable_files_and_no_icon(client):
+def test_the_page_loads_four_hashed_cacheable_files_and_no_icon(client):
+    """The stylesheet, htmx, the agents' bridge and what people need of an answer in place."""
     soup = BeautifulSoup(client.get("/en/events").data, "html.parser")
     files = ([link["href"] for link in soup.find_all("link", rel="stylesheet")]
              + [script["src"] for script in soup.find_all("script", src=True)])
-    assert len(files) == 3
+    assert len(files) == 4
     for url in files:
         assert "?v=" in url
         answer = client.get(url, headers=GZIP)

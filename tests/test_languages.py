@@ -16,6 +16,7 @@ from helpers import hidden_value
 from helpers import one
 from helpers import the_jsonld
 
+from webapp.web.templating import span
 from webapp.web.templating import when
 
 EVENT = "evt-webmcp-intro"
@@ -104,8 +105,9 @@ def test_every_address_a_page_gives_keeps_its_language(visitor):
                 if address.startswith("/") and not address.startswith("/static/")]
     assert len(own_site) > 50
     others = [item for item in own_site if not item[2].startswith("/zh-TW/")]
-    # Only the switch to English (and its hreflang alternate) leave the language.
-    assert {address.split("/")[1] for _, _, address in others} == {"en"}
+    # Only the switch to English (and its hreflang alternate) leave the language, and the
+    # calendar files, which have none.
+    assert {address.split("/")[1] for _, _, address in others} == {"en", "calendar"}
     saved = visitor.post(f"/zh-TW/events/{EVENT}/save")
     assert (saved.status_code, saved.headers["Location"]) == (303, f"/zh-TW/events/{EVENT}")
 
@@ -177,7 +179,9 @@ def test_every_time_on_a_page_says_its_zone(client):
     for language, zone in (("zh-TW", "台北時間（UTC+8）"), ("en", "Taipei time (UTC+8)")):
         soup = BeautifulSoup(client.get(f"/{language}/events/{EVENT}").data, "html.parser")
         times = [element.get_text() for element in soup.select("time")]
-        assert len(times) == 3 and all(text.endswith(zone) for text in times)
+        # The start and end (one day: the date and zone said once), the deadline.
+        assert len(times) == 2 and all(text.endswith(zone) for text in times)
+        assert times[0].count(zone) == 1 and "–" in times[0]
 
 
 def test_the_bridge_reads_its_fallback_sentences_from_the_page(client):
@@ -189,3 +193,12 @@ def test_the_bridge_reads_its_fallback_sentences_from_the_page(client):
     script = (PROJECT_ROOT / "static" / "js" / "webmcp-bridge.js").read_text()
     assert re.search(r"dataset\b", script) and "unreachableMessage" in script
 
+
+
+def test_a_span_of_one_day_says_the_date_and_zone_once(app):
+    with app.test_request_context("/en/events"):
+        assert span("2026-12-15T10:00:00+08:00", "2026-12-15T12:30:00+08:00") == (
+            "Tue, 15 Dec 2026, 10:00–12:30 Taipei time (UTC+8)")
+        assert span("2026-12-15T10:00:00+08:00", "2026-12-16T12:30:00+08:00") == (
+            "Tue, 15 Dec 2026, 10:00 Taipei time (UTC+8) to "
+            "Wed, 16 Dec 2026, 12:30 Taipei time (UTC+8)")

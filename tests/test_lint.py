@@ -102,7 +102,8 @@ def break_template(root: Path, name: str, old: str, new: str) -> None:
 
 @pytest.mark.parametrize(("template", "old", "new", "codes", "reported_in"), [
     # the results list writes its radios by hand, under a name the schema does not know
-    ("events/_event_list.html", "{{ radio(control, option) }}",
+    ("events/_event_list.html",
+     "{{ radio(control, option, href=url_for('events.detail', event_id=event.id)) }}",
      '<label><input type="radio" name="event" value="{{ option.value }}">{{ option.label }}'
      "</label>", {"WMCP014"}, "events/_event_list.html"),
     # a second, empty search form: twice on the page, and the one in the partial drifts
@@ -114,8 +115,9 @@ def break_template(root: Path, name: str, old: str, new: str) -> None:
      "events/_save.html"),
     # the event page's form sits inside an element named like its error slot: a failure
     # (a 503 while refreshing the details) would replace the form
-    ("events/_details.html", '{% else %}\n  {{ tool_form',
-     '{% else %}\n  <div id="get_event_details-error">{{ tool_form',
+    ("events/_details.html", '{% if not preview %}\n  <div class="event-description">',
+     '{% if not preview %}\n  <div id="get_event_details-error">'
+     '\n  <div class="event-description">',
      {"WMCP016"}, "events/_details.html"),
     # the base template stops rendering the result for agents: every page showing one is found
     ("base.html", "{% if result %}{{ jsonld(result) }}{% endif %}", "", {"WMCP013"},

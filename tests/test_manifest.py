@@ -32,7 +32,7 @@ def test_lists_the_pages_each_route_declares_it_offers(runner):
     assert pages["search_events"] == ["/events"]
     assert set(pages["get_event_details"]) == {"/events", "/events/<event_id>"}
     assert set(pages["save_event"]) == {"/events/<event_id>", "/events/details",
-                                        "/events/<event_id>/save"}
+                                        "/events/<event_id>/save", "/events/<event_id>/unsave"}
     assert pages["prepare_event_registration"] == ["/events/<event_id>/register"]
     assert set(pages["prepare_registration_cancellation"]) == {
         "/registrations", "/registrations/cancellation",

@@ -43,7 +43,10 @@ def test_documents_every_tool_and_every_human_only_step(app, document):
     human = {key for key, operation in documented.items() if "x-webmcp-tool" not in operation}
     assert human == {("/registrations/confirm", "post"),
                      ("/registrations/{registration_id}/cancel", "post"),
-                     ("/saved/{event_id}/remove", "post"), ("/agents", "post"),
+                     ("/saved/{event_id}/remove", "post"), ("/events/{event_id}/unsave", "post"),
+                     ("/registrations/calendar", "post"),
+                     ("/registrations/calendar/stop", "post"),
+                     ("/agents", "post"),
                      ("/agents/{connection_id}/disconnect", "post")}
     routes = {(re.sub(r"<(\w+)>", r"{\1}", rule.rule), method.lower())
               for rule in app.url_map.iter_rules() for method in rule.methods}

@@ -274,4 +274,38 @@ def test_confirming_via_htmx_refreshes_the_seats_and_removes_the_form(visitor):
     area = one(soup, "#registration-form")
     assert area["hx-swap-oob"] == "true"
     assert area.select_one("form[toolname]") is None
-    assert "already registered" in area.get_text()
+    # One message says it, once: the form area does not add "already registered" beside it.
+    assert area.get_text().strip() == ""
+    assert "already registered" not in soup.get_text()
+    assert soup.get_text().count("You are registered") == 1
+
+
+def test_the_person_reviews_the_email_in_full_and_the_agent_gets_it_masked(visitor):
+    """The review shows the address as typed (the one field a typo ruins), while the envelope,
+    what an agent receives, keeps it masked; without JavaScript the form keeps what was typed."""
+    typed = {"attendee_name": "Ann Lee", "email": "ann@exmaple.com"}
+    partial = visitor.post("/en/events/evt-webmcp-intro/register", typed, headers=HTMX)
+    assert the_jsonld(partial.data)["data"]["review"]["email"] == "a***@exmaple.com"
+    review = one(BeautifulSoup(partial.data, "html.parser"), ".review")
+    assert "ann@exmaple.com" in review.get_text()
+
+    redirected = visitor.post("/en/events/evt-webmcp-intro/register", typed)
+    assert redirected.status_code == 303
+    page = visitor.get(redirected.headers["Location"])
+    assert the_jsonld(page.data)["data"]["review"]["email"] == "a***@exmaple.com"
+    soup = BeautifulSoup(page.data, "html.parser")
+    assert "ann@exmaple.com" in one(soup, ".review").get_text()
+    form = one(soup, "form[toolname=prepare_event_registration]")
+    assert {name: one(form, f"input[name={name}]")["value"] for name in typed} == typed
+
+
+def test_a_valid_review_clears_the_field_errors_of_the_earlier_try(visitor):
+    """With htmx the form stays on screen: the review also empties the messages under fields
+    that are now valid."""
+    visitor.post("/en/events/evt-webmcp-intro/register",
+                 {"attendee_name": "Ann Lee", "email": "not an address"}, headers=HTMX)
+    fixed = visitor.post("/en/events/evt-webmcp-intro/register",
+                         {"attendee_name": "Ann Lee", "email": "ann@example.com"}, headers=HTMX)
+    soup = BeautifulSoup(fixed.data, "html.parser")
+    error = one(soup, "#prepare_event_registration-email-error")
+    assert error["hx-swap-oob"] == "innerMorph" and error.get_text() == ""

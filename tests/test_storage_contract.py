@@ -230,6 +230,31 @@ def test_times_come_back_as_stored_to_the_second_in_utc(backend):
         assert event is not None and event.starts_at.tzinfo == UTC
 
 
+def test_an_event_keeps_its_price(backend):
+    priced = replace(EVENT, id="evt-priced", price="paid", price_amount=1200,
+                     price_currency="USD")
+    with opened(backend) as storage:
+        storage.import_events([priced])
+        assert storage.get_event(priced.id) == priced
+        assert storage.get_event(EVENT.id) == EVENT  # no amount, the default currency
+
+
+def test_a_new_calendar_feed_replaces_the_old_and_goes_with_its_visitor(backend):
+    with opened(backend) as storage:
+        someone = visitor(storage, 1)
+        assert storage.calendar_feed_since(someone) is None
+        storage.set_calendar_feed(someone, "old-hash", NOW)
+        storage.set_calendar_feed(someone, "new-hash", NOW + timedelta(minutes=5))
+        assert storage.calendar_feed_owner("old-hash") is None
+        assert storage.calendar_feed_owner("new-hash") == someone
+        assert storage.calendar_feed_since(someone) == NOW + timedelta(minutes=5)
+        assert storage.stop_calendar_feed(someone) is True
+        assert storage.stop_calendar_feed(someone) is False
+        storage.set_calendar_feed(someone, "kept-hash", NOW)
+        storage.prune(NOW, NOW, NOW + timedelta(days=2))
+        assert storage.calendar_feed_owner("kept-hash") is None
+
+
 def test_an_updated_event_is_found_by_its_new_words_only(backend):
     with opened(backend) as storage:
         storage.import_events([replace(EVENT, title="Renamed 改名 Meetup")])

@@ -27,9 +27,9 @@ from webapp.webmcp.dev.lint import RenderedPage
 READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",
                    "tooldescription", "toolparamdescription", "data-unreachable-message",
                    "data-unreachable-next-action")
-# Words left in English on purpose, on the Chinese pages: names of things, and the language
-# switch, which names English in English.
-KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English"}
+# Words left in English on purpose, on the Chinese pages: names of things (Google Calendar,
+# the .ics file type among them), and the language switch, which names English in English.
+KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics"}
 # What the sample walk types into forms (shown again, as typed).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
          "not-a-date", "web")

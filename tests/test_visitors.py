@@ -82,8 +82,26 @@ def test_the_visitor_sees_their_recent_activity(visitor, other_visitor):
     visitor.save("evt-agent-testing")
     rows = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser").select(
         ".activity tbody tr")
-    cells = [[td.get_text(" ", strip=True) for td in row.find_all("td")][1:] for row in rows]
-    assert cells[:2] == [["You", "Save event evt-agent-testing", "success"],
-                         ["Your agent", "Save event evt-webmcp-intro", "success"]]
+    said = [row.find_all("td")[1].get_text(" ", strip=True) for row in rows]
+    assert said[:2] == ["You saved “Agent Testing in Practice”",
+                        "Your agent saved “WebMCP Intro Workshop”"]
     theirs = BeautifulSoup(other_visitor.get("/en/registrations").data, "html.parser")
     assert theirs.select(".activity tbody tr") == []
+
+
+def test_people_read_no_ids_and_a_repeated_save_once(visitor):
+    """Ids are for agents and addresses: the pages name events by title. Saving an event
+    again changes nothing, so the activity says it once."""
+    registration = visitor.register("evt-webmcp-intro")
+    visitor.save("evt-agent-testing")
+    visitor.save("evt-agent-testing")
+    for page in ("/en/registrations", f"/en/registrations/{registration['id']}"):
+        soup = BeautifulSoup(visitor.get(page).data, "html.parser")
+        assert "reg-" not in soup.get_text() and "evt-" not in soup.get_text()
+    rows = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser").select(
+        ".activity tbody tr")
+    said = [row.find_all("td")[1].get_text(" ", strip=True) for row in rows]
+    assert said == ["You saved “Agent Testing in Practice”",
+                    "You registered for “WebMCP Intro Workshop”",
+                    "You prepared a registration for “WebMCP Intro Workshop”: waiting for you"
+                    " to confirm"]

@@ -58,7 +58,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import assets
     from .web import bodies
     from .web import caching
+    from .web import calendars
     from .web import compression
+    from .web import discovery
     from .web import errors
     from .web import events
     from .web import health
@@ -90,9 +92,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # The outermost WSGI layer: everything inside sees the client's address and scheme.
     proxies.init_app(app)
     templating.init_app(app)
+    calendars.init_app(app)
     cli.init_app(app)
     for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, mcp.bp, health.bp,
-                      openapi.bp):
+                      openapi.bp, discovery.bp, calendars.bp):
         app.register_blueprint(blueprint)
 
     @app.get("/")

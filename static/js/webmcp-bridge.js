@@ -73,7 +73,9 @@
     };
     init.headers[AGENT_HEADER] = "true";
     if (method === "get") {
-      body.forEach(function (value, key) { url.searchParams.append(key, value); });
+      // A blank field means "not given" to the server: leaving it out keeps the address (and
+      // the history entry it becomes) clean, as people.js does for htmx's requests.
+      body.forEach(function (value, key) { if (value !== "") { url.searchParams.append(key, value); } });
     } else {
       init.body = new URLSearchParams(body);
     }

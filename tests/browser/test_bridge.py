@@ -132,10 +132,10 @@ def test_the_activity_log_names_the_agent(js_tab):
     log = js_tab.new_tab()
     log.open("/registrations")
     rows = log.page.locator(".activity tbody tr")
-    assert [rows.nth(i).locator("td").all_inner_texts()[1:3] for i in range(rows.count())] == [
-        ["Your agent", "Get event details evt-webmcp-intro"],
-        ["Your agent", "Search events"],
-        ["Your agent", "Save event evt-k8s-production"],
+    assert [rows.nth(i).locator("td").nth(1).inner_text() for i in range(rows.count())] == [
+        "Your agent looked at “WebMCP Intro Workshop”",
+        "Your agent searched the events",
+        "Your agent saved “Kubernetes in Production”",
     ]
 
 

@@ -169,6 +169,13 @@ def other_registration_cancelled(tab: Tab, target: Target) -> None:
     cancel_as_person(tab, other)
 
 
+def unsaved(tab: Tab, target: Target) -> None:
+    """Saved by the agent, then taken off the list by the person on the event's page."""
+    tab.open(f"/events/{target.event}")
+    tab.call("save_event")
+    tab.press("Remove from saved", then_shows="Removed from your saved list.")
+
+
 PAGES: dict[str, Callable[[Tab, Target], Any]] = {
     "/events": lambda tab, t: tab.open(f"/events?query={t.word}"),
     "/events/<event_id>": lambda tab, t: tab.open(f"/events/{t.event}"),
@@ -178,6 +185,8 @@ PAGES: dict[str, Callable[[Tab, Target], Any]] = {
     # What a save leaves: the morphed save slot (without JavaScript: the event page again).
     "/events/<event_id>/save": lambda tab, t: (tab.open(f"/events/{t.event}"),
                                                tab.call("save_event")),
+    # What a person's unsave leaves: the save slot again (without JavaScript: the event page).
+    "/events/<event_id>/unsave": lambda tab, t: unsaved(tab, t),
     "/events/<event_id>/register": lambda tab, t: tab.open(f"/events/{t.event}/register"),
     "/registrations": registered,
     # The open confirmation dialog a prepared cancellation leaves.

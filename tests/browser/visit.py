@@ -145,8 +145,9 @@ class Tab:
                    then_shows=self.text("Check and confirm"))
         self.press(self.text("Confirm registration"),
                    then_shows=self.text("You are registered: one seat is yours."))
-        shown = REGISTRATION_ID.search(self.page.locator("main").inner_html())
-        assert shown, "the confirmation shows no registration id"
+        # Its address names it: the page it landed on, or the link to it.
+        shown = REGISTRATION_ID.search(self.page.url + self.page.locator("main").inner_html())
+        assert shown, "the confirmation links to no registration"
         return shown.group()
 
     def new_tab(self) -> Tab:

@@ -70,6 +70,11 @@ class EventImportSchema(Schema):
     location = fields.String(required=True, validate=one_of(LOCATIONS))
     venue = fields.String(required=True, validate=validate.Length(min=1, max=200))
     price = fields.String(required=True, validate=one_of(PRICES))
+    # What a paid event costs, in the currency's major unit (NT$ unless said otherwise).
+    price_amount = fields.Integer(data_key="priceAmount", load_default=None, allow_none=True,
+                                  validate=validate.Range(min=0, max=10_000_000))
+    price_currency = fields.String(data_key="priceCurrency", load_default="TWD",
+                                   validate=validate.Regexp(r"^[A-Z]{3}$"))
     level = fields.String(required=True, validate=one_of(LEVELS))
     capacity = fields.Integer(required=True, validate=validate.Range(min=0, max=1_000_000))
     held_seats = fields.Integer(data_key="heldSeats", load_default=0,
@@ -96,6 +101,8 @@ class EventImportSchema(Schema):
                 "Give a schedule, or startsAt, endsAt and registrationDeadline.")
         if data.get("held_seats", 0) > data.get("capacity", 0):
             raise ValidationError("Cannot be more than capacity.", "heldSeats")
+        if data.get("price") == "free" and data.get("price_amount"):
+            raise ValidationError("A free event costs nothing.", "priceAmount")
 
     @post_load
     def to_event(self, data: dict[str, Any], **kwargs: Any) -> Event:

@@ -203,6 +203,10 @@ def _place(rng: random.Random, city: Words) -> str:
     return city.zh.replace("台", "臺") if rng.random() < FORMAL_TAI else city.zh
 
 
+# What a paid synthetic event costs, in New Taiwan dollars.
+PAID_AMOUNTS = (300, 500, 800, 1200, 1500, 2500)
+
+
 def _choose(rng: random.Random, options: Sequence[T]) -> T:
     return options[rng.randrange(len(options))]
 
@@ -255,4 +259,6 @@ def generate_events(count: int, seed: int, now: datetime, timezone: ZoneInfo
             capacity=capacity,
             held_seats=rng.randint(0, capacity // 10),
             registration_deadline=starts - timedelta(days=rng.randint(0, 3)),
+            # Not drawn from `rng`: the events of a seed stay the ones they were before prices.
+            price_amount=PAID_AMOUNTS[number % len(PAID_AMOUNTS)] if price == "paid" else None,
         )

@@ -61,6 +61,9 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo) -> dict[str, 
         "remainingSeats": event.remaining_seats,
         "registrationDeadline": local_time(event.registration_deadline, timezone),
         "state": event_state(event, now),
+        # What it costs: 0 when free; None when paid and the organizer gave no amount.
+        "priceAmount": 0 if event.price == "free" else event.price_amount,
+        "priceCurrency": event.price_currency,
     }
 
 

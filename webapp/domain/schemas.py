@@ -34,24 +34,24 @@ PRICES = {"free": _l("Free"), "paid": _l("Paid")}
 LEVELS = {"beginner": _l("Beginner"), "intermediate": _l("Intermediate"),
           "advanced": _l("Advanced")}
 
-# marshmallow's own messages, as lazy translations so a field error is written in the language
-# of the request (the English is marshmallow's, word for word). Fields get them in
-# `ToolInput.on_bind_field`, validators where they are made below.
+# marshmallow's own messages in plain words, as lazy translations so a field error is written
+# in the language of the request; people read them under the field, agents in `errors`.
+# Fields get them in `ToolInput.on_bind_field`, validators where they are made below.
 FIELD_MESSAGES = {
-    "required": _l("Missing data for required field."),
-    "null": _l("Field may not be null."),
-    "validator_failed": _l("Invalid value."),
-    "too_large": _l("Number too large."),
-    "invalid_utf8": _l("Not a valid utf-8 string."),
+    "required": _l("Fill in this field."),
+    "null": _l("Fill in this field."),
+    "validator_failed": _l("This value is not accepted."),
+    "too_large": _l("This number is too large."),
+    "invalid_utf8": _l("This text could not be read; type it again."),
 }
 INVALID = {
-    fields.Email: _l("Not a valid email address."),
-    fields.Date: _l("Not a valid date."),
-    fields.Integer: _l("Not a valid integer."),
-    fields.String: _l("Not a valid string."),
+    fields.Email: _l("Enter an e-mail address such as name@example.com."),
+    fields.Date: _l("Enter a date such as 2026-12-31."),
+    fields.Integer: _l("Enter a whole number."),
+    fields.String: _l("Enter text."),
 }
-LONGER_THAN = _l("Longer than maximum length {max}.")
-LENGTH_BETWEEN = _l("Length must be between {min} and {max}.")
+LONGER_THAN = _l("Use at most {max} characters.")
+LENGTH_BETWEEN = _l("Use {min} to {max} characters.")
 
 # Ids as the site makes them. Written so that a browser compiles them too (the `v` flag wants
 # "-" escaped in a class): a client that is shown no page gets them as the id's pattern.
@@ -243,6 +243,10 @@ class ConnectAgentInput(ToolInput):
         validate=[length(max=60), VisibleText()],
         metadata={"label": _l("Name (optional)"), "autocomplete": "off",
                   "placeholder": _l("e.g. the assistant on my laptop")})
+
+
+class CalendarFeedInput(ToolInput):
+    """Making or stopping a visitor's calendar feed (a person's action): nothing to give."""
 
 
 class DisconnectAgentInput(ToolInput):

@@ -41,6 +41,9 @@ class Event:
     held_seats: int
     registration_deadline: datetime
     seats_taken: int | None = None
+    # What a paid event costs, in the currency's major unit (None: free, or not known).
+    price_amount: int | None = None
+    price_currency: str = "TWD"
 
     @property
     def remaining_seats(self) -> int | None:
@@ -200,6 +203,15 @@ class Storage(Protocol):
     def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]: ...
 
     def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool: ...
+
+    # calendar feeds
+    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None: ...
+
+    def stop_calendar_feed(self, visitor_id: str) -> bool: ...
+
+    def calendar_feed_owner(self, token_hash: str) -> str | None: ...
+
+    def calendar_feed_since(self, visitor_id: str) -> datetime | None: ...
 
     # agent connections
     def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None: ...

@@ -192,3 +192,28 @@ def index_search_terms(db: Database) -> None:
     # Which version of the terms the index holds (0: none yet).
     db.execute("CREATE TABLE search_index (terms_version INTEGER NOT NULL)")
     db.execute("INSERT INTO search_index (terms_version) VALUES (0)")
+
+
+@migrations(name="006_event_prices")
+def add_event_prices(db: Database) -> None:
+    """What a paid event costs: an amount in the currency's major unit (whole New Taiwan
+    dollars by default) and its ISO 4217 code. A free event, or one whose price is not known,
+    has no amount."""
+    db.execute("ALTER TABLE events ADD COLUMN price_amount INTEGER "
+               "CHECK (price_amount IS NULL OR price_amount >= 0)")
+    db.execute("ALTER TABLE events ADD COLUMN price_currency TEXT NOT NULL DEFAULT 'TWD'")
+
+
+@migrations(name="007_calendar_feeds")
+def create_calendar_feeds(db: Database) -> None:
+    """A visitor's private calendar feed of their registrations: one address each, known by
+    the hash of its token (the address is shown once); making a new one replaces the old."""
+    db.execute(
+        """
+        CREATE TABLE calendar_feeds (
+            visitor_id TEXT PRIMARY KEY REFERENCES visitors(id),
+            token_hash TEXT NOT NULL UNIQUE,    -- SHA-256 of the token in the address
+            created_at TEXT NOT NULL
+        )
+        """
+    )

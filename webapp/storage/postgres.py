@@ -66,7 +66,8 @@ from .shared import terms_of
 guarded = guard(psycopg.Error)
 
 EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
-                "venue", "price", "level", "capacity", "held_seats", "registration_deadline")
+                "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
+                "price_amount", "price_currency")
 EVENT_COLUMNS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
 REGISTRATION_SELECT = (
     "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
@@ -515,6 +516,37 @@ class PostgresStorage:
         self.conn.execute("UPDATE confirmations SET used_at = %s WHERE token_hash = %s",
                           [stored(now), token_hash])
 
+    # -- calendar feeds -----------------------------------------------------------------
+
+    @guarded
+    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None:
+        """Give the visitor a feed known by this token hash; an earlier one stops working."""
+        self.conn.execute(
+            "INSERT INTO calendar_feeds (visitor_id, token_hash, created_at) "
+            "VALUES (%s, %s, %s) ON CONFLICT (visitor_id) DO UPDATE SET "
+            "token_hash = excluded.token_hash, created_at = excluded.created_at",
+            [visitor_id, token_hash, stored(now)])
+
+    @guarded
+    def stop_calendar_feed(self, visitor_id: str) -> bool:
+        """Forget the visitor's feed (its address stops working); False when there was none."""
+        return self.conn.execute("DELETE FROM calendar_feeds WHERE visitor_id = %s",
+                                 [visitor_id]).rowcount == 1
+
+    @guarded
+    def calendar_feed_owner(self, token_hash: str) -> str | None:
+        """The visitor whose feed has this token hash, or None."""
+        row = self.conn.execute("SELECT visitor_id FROM calendar_feeds WHERE token_hash = %s",
+                                [token_hash]).fetchone()
+        return str(row["visitor_id"]) if row else None
+
+    @guarded
+    def calendar_feed_since(self, visitor_id: str) -> datetime | None:
+        """When the visitor's current feed was made, or None when they have none."""
+        row = self.conn.execute("SELECT created_at FROM calendar_feeds WHERE visitor_id = %s",
+                                [visitor_id]).fetchone()
+        return moment(row["created_at"]) if row else None
+
     # -- agent connections --------------------------------------------------------------
 
     @guarded
@@ -592,7 +624,7 @@ class PostgresStorage:
                 "DELETE FROM agent_connections WHERE expires_at < %s",
                 [stored(visitors_before)]).rowcount
             for table in ("saved_events", "confirmations", "registrations", "activity",
-                          "agent_connections"):
+                          "agent_connections", "calendar_feeds"):
                 self.conn.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.conn.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                          gone).rowcount

@@ -1,8 +1,9 @@
 """The PostgreSQL schema, as migrations applied in order (`PostgresStorage.prepare`).
 
-The same tables as SQLite's migrations end with (`migrations.py`, 001 to 005), written for
-PostgreSQL from the start: times are `timestamptz`, a confirmation's payload is `jsonb`, and
-an event's search terms are a `text[]` on its row with a GIN index. Texts that are sorted or
+The same tables as SQLite's migrations end with (`migrations.py`: its 001 to 005 are our 001,
+its 006 on are our 002 on), written for PostgreSQL from the start: times are `timestamptz`,
+a confirmation's payload is `jsonb`, and an event's search terms are a `text[]` on its row
+with a GIN index. Texts that are sorted or
 compared by range (ids, terms) use the "C" collation: byte order, as in SQLite, whatever
 locale the database was created with.
 
@@ -108,5 +109,19 @@ MIGRATIONS: list[tuple[str, str]] = [
             target_id text COLLATE "C"              -- an event or registration id; no free text
         );
         CREATE INDEX activity_by_visitor ON activity (visitor_id, at);
+    """),
+    # What a paid event costs (SQLite's 006): an amount in the currency's major unit and its
+    # ISO 4217 code; a free event, or one whose price is not known, has no amount.
+    ("002_event_prices", """
+        ALTER TABLE events ADD COLUMN price_amount integer CHECK (price_amount >= 0);
+        ALTER TABLE events ADD COLUMN price_currency text NOT NULL DEFAULT 'TWD';
+    """),
+    # A visitor's private calendar feed, known by the hash of its token (SQLite's 007).
+    ("003_calendar_feeds", """
+        CREATE TABLE calendar_feeds (
+            visitor_id text COLLATE "C" PRIMARY KEY REFERENCES visitors (id),
+            token_hash text COLLATE "C" NOT NULL UNIQUE,  -- SHA-256 of the token in the address
+            created_at timestamptz NOT NULL
+        );
     """),
 ]

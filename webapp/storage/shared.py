@@ -156,6 +156,8 @@ def event_of(row: Mapping[str, Any], moment: Moment, seats_taken: int | None = N
         held_seats=row["held_seats"],
         registration_deadline=moment(row["registration_deadline"]),
         seats_taken=seats_taken,
+        price_amount=row["price_amount"],
+        price_currency=row["price_currency"],
     )
 
 

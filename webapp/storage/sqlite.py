@@ -52,7 +52,8 @@ BULK_LOAD_CACHE_KIB = 256 * 1024
 INDEX_BATCH = 2000  # events whose terms are written to the search index at once
 EVENT_COLUMNS = (
     "e.id, e.title, e.summary, e.description, e.starts_at, e.ends_at, e.location, e.venue, "
-    "e.price, e.level, e.capacity, e.held_seats, e.registration_deadline"
+    "e.price, e.level, e.capacity, e.held_seats, e.registration_deadline, e.price_amount, "
+    "e.price_currency"
 )
 EVENT_FIELDS = tuple(column.removeprefix("e.") for column in EVENT_COLUMNS.split(", "))
 # In an FTS5 query: a term no event holds (every indexed term has a location after the mark).
@@ -126,6 +127,8 @@ def _event_row(event: Event, search_key: int) -> dict[str, Any]:
         "capacity": event.capacity,
         "held_seats": event.held_seats,
         "registration_deadline": to_text(event.registration_deadline),
+        "price_amount": event.price_amount,
+        "price_currency": event.price_currency,
     }
 
 
@@ -602,6 +605,34 @@ class SQLiteStorage:
         self.db.execute("UPDATE confirmations SET used_at = ? WHERE token_hash = ?",
                         [to_text(now), token_hash])
 
+    # -- calendar feeds -----------------------------------------------------------------
+
+    @guarded
+    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None:
+        """Give the visitor a feed known by this token hash; an earlier one stops working."""
+        self.db.execute("INSERT OR REPLACE INTO calendar_feeds (visitor_id, token_hash, "
+                        "created_at) VALUES (?, ?, ?)", [visitor_id, token_hash, to_text(now)])
+
+    @guarded
+    def stop_calendar_feed(self, visitor_id: str) -> bool:
+        """Forget the visitor's feed (its address stops working); False when there was none."""
+        return self.db.execute("DELETE FROM calendar_feeds WHERE visitor_id = ?",
+                               [visitor_id]).rowcount == 1
+
+    @guarded
+    def calendar_feed_owner(self, token_hash: str) -> str | None:
+        """The visitor whose feed has this token hash, or None."""
+        rows = list(self.db.query("SELECT visitor_id FROM calendar_feeds WHERE token_hash = ?",
+                                  [token_hash]))
+        return str(rows[0]["visitor_id"]) if rows else None
+
+    @guarded
+    def calendar_feed_since(self, visitor_id: str) -> datetime | None:
+        """When the visitor's current feed was made, or None when they have none."""
+        rows = list(self.db.query("SELECT created_at FROM calendar_feeds WHERE visitor_id = ?",
+                                  [visitor_id]))
+        return from_text(rows[0]["created_at"]) if rows else None
+
     # -- agent connections --------------------------------------------------------------
 
     @guarded
@@ -693,7 +724,7 @@ class SQLiteStorage:
             connections = self.db.execute("DELETE FROM agent_connections WHERE expires_at < ?",
                                           [to_text(visitors_before)]).rowcount
             for table in ("saved_events", "confirmations", "registrations", "activity",
-                          "agent_connections"):
+                          "agent_connections", "calendar_feeds"):
                 self.db.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.db.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                        gone).rowcount

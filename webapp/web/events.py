@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Blueprint
 from flask import Response
 from flask import redirect
@@ -19,6 +21,7 @@ from ..webmcp.negotiation import render_result
 from ..webmcp.negotiation import wants_json
 from ..webmcp.negotiation import with_vary
 from ..webmcp.result import Status
+from ..webmcp.result import ToolResult
 from ..webmcp.routes import tool_route
 from .caching import public
 from .calls import action_context
@@ -62,7 +65,8 @@ def detail(event_id: str) -> Response:
     shown = page_result(details)
     return render_result(shown, "events/detail.html", "events/_details.html",
                          event=details.data["event"], saved=is_saved(event_id),
-                         save_result=shown if shown.action == "save_event" else None)
+                         save_result=shown if shown.action in ("save_event", "remove_saved_event")
+                         else None)
 
 
 @tool_route(bp, "/events/details", actions.get_event_details, offers=("save_event",))
@@ -82,8 +86,22 @@ def preview() -> Response:
             offers=("save_event",))
 def save(event_id: str) -> Response:
     """Save the event for the visitor (idempotent)."""
+    return _save_box_answer(event_id, saved=lambda result: result.status is Status.SUCCESS)
+
+
+@tool_route(bp, "/events/<event_id>/unsave", actions.remove_saved_event, methods=("POST",),
+            offers=("save_event",))
+def unsave(event_id: str) -> Response:
+    """A person takes the event off their saved list from its page (human-only: no tool)."""
+    return _save_box_answer(event_id, saved=lambda result: result.status not in (
+        Status.SUCCESS, Status.NOT_FOUND))
+
+
+def _save_box_answer(event_id: str, saved: Callable[[ToolResult], bool]) -> Response:
+    """Run the route's action on the event and answer with its save box, `saved` or not by
+    the result (the session is not looked up again: an expired one stays expired), or without
+    JavaScript with the event's page."""
     result = run_tool(bound={"event_id": event_id}).result
     return render_post_result(result, "error.html", "events/_save.html",
                               redirect_to=url_for(".detail", event_id=event_id),
-                              event_id=event_id, saved=result.status is Status.SUCCESS,
-                              save_result=result)
+                              event_id=event_id, saved=saved(result), save_result=result)

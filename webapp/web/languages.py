@@ -58,7 +58,7 @@ ONE_YEAR = 365 * 24 * 3600
 # What a language-neutral answer depends on.
 NEGOTIATED_BY = ("Accept-Language", "Cookie")
 # Endpoints with no language: they say nothing to people.
-NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.")
+NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.", "discovery.", "calendars.")
 
 
 class LanguageConverter(BaseConverter):

@@ -13,6 +13,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_babel import gettext as _
 from werkzeug.routing import BaseConverter
 
+from ..domain.actions import calendars
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
 from ..domain.projections import PENDING_PATH
@@ -62,18 +63,24 @@ def _register_context(event_id: str) -> dict[str, Any]:
 
 
 def _index_context() -> dict[str, Any]:
-    """The visitor's registrations (active, then cancelled) and recent activity."""
+    """The visitor's registrations (active, then cancelled), recent activity and since when
+    they have a calendar address."""
     db = get_db()
-    return actions.registrations_overview(db, action_context(live_visitor(db)), ACTIVITY_SHOWN)
+    ctx = action_context(live_visitor(db))
+    return {**actions.registrations_overview(db, ctx, ACTIVITY_SHOWN),
+            "calendar_since": calendars.calendar_feed_since(db, ctx)}
 
 
 @page_route(bp, "/events/<event_id>/register", "prepare_event_registration",
             offers=("prepare_event_registration",))
 def register(event_id: str) -> Response:
-    """The registration form, or (after a prepare without JavaScript) the review to confirm."""
+    """The registration form, or (after a prepare without JavaScript) the review to confirm,
+    with the form still holding what was entered (to change it and review again)."""
     context = _register_context(event_id)
-    return with_vary(render_template("registrations/register.html", result=page_result(),
-                                     values={}, errors={}, **context))
+    result = page_result()
+    entered = result.page_only.get("entered", {}) if result else {}
+    return with_vary(render_template("registrations/register.html", result=result,
+                                     values=entered, errors={}, **context))
 
 
 @tool_route(bp, "/events/<event_id>/register", actions.prepare_event_registration,
@@ -132,6 +139,25 @@ def confirm_cancellation(registration_id: str) -> Response:
     context = {} if wants_json() else _index_context()
     return render_post_result(result, "error.html", "registrations/_panel.html",
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
+
+
+@tool_route(bp, "/registrations/calendar", calendars.make_calendar_feed, methods=("POST",))
+def make_calendar_feed() -> Response:
+    """A person makes (or replaces) their private calendar address: shown once, on the page."""
+    result = run_tool().result
+    return render_post_result(result, "registrations/index.html",
+                              "registrations/_calendar.html", redirect_to=url_for(".index"),
+                              page_context=_index_context, values={}, errors={})
+
+
+@tool_route(bp, "/registrations/calendar/stop", calendars.stop_calendar_feed,
+            methods=("POST",))
+def stop_calendar_feed() -> Response:
+    """A person stops their calendar address: calendars subscribed to it get nothing more."""
+    result = run_tool().result
+    return render_post_result(result, "registrations/index.html",
+                              "registrations/_calendar.html", redirect_to=url_for(".index"),
+                              page_context=_index_context, values={}, errors={})
 
 
 @page_route(bp, PENDING_PATH, "review_pending")

@@ -12,7 +12,10 @@ from zoneinfo import ZoneInfo
 
 from babel.dates import format_datetime
 from babel.dates import get_timezone_location
+from babel.numbers import format_decimal
+from babel.numbers import get_currency_symbol
 from flask import Flask
+from flask import request
 from flask_babel import force_locale
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -20,8 +23,10 @@ from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
 
 from ..clock import site_timezone
+from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
+from ..domain.schemas import PAGE_SIZE
 from ..domain.schemas import PRICES
 
 
@@ -66,6 +71,49 @@ def when(iso: str | None, with_time: bool = True) -> str:
                              "city": words.city, "offset": hours}
 
 
+def span(starts: str, ends: str) -> str:
+    """From when to when, the date and the zone said once when both are on the same day:
+    "Tue, 15 Dec 2026, 10:00–12:00 Taipei time (UTC+8)"."""
+    zone = site_timezone()
+    start = datetime.fromisoformat(starts).astimezone(zone)
+    end = datetime.fromisoformat(ends).astimezone(zone)
+    if start.date() != end.date():
+        return _("%(start)s to %(end)s", start=when(starts), end=when(ends))
+    locale = str(get_locale())
+    words = date_words(locale, zone)
+    offset = start.utcoffset()
+    return _("%(day)s, %(start)s–%(end)s %(city)s time (UTC%(offset)s)",
+             day=format_datetime(start, words.day, locale=locale),
+             start=format_datetime(start, "HH:mm", locale=locale),
+             end=format_datetime(end, "HH:mm", locale=locale), city=words.city,
+             offset=f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}")
+
+
+def price_text(event: dict[str, Any]) -> str:
+    """What an event costs, for people: "Free", "NT$1,500", or "Paid" with no amount known.
+    The symbol is the international one ("NT$", not the "$" Taiwan reads as its own)."""
+    amount = event.get("priceAmount")
+    if event["price"] == "free" or amount == 0:
+        return str(PRICES["free"])
+    if amount is None:
+        return str(PRICES["paid"])
+    symbol = get_currency_symbol(event.get("priceCurrency") or "TWD", locale="en")
+    return symbol + format_decimal(amount, locale=get_locale())
+
+
+def city_beside_venue(event: dict[str, Any]) -> str:
+    """The city to name after an event's venue: none when the venue already names it."""
+    city = str(LOCATIONS[event["location"]])
+    venue = str(event["venue"]).casefold()
+    return "" if city.casefold() in venue or event["location"] in venue else city
+
+
+def absolute_url(path: str) -> str:
+    """A site-relative address as a full one, on the host this request reached (canonical
+    links, Open Graph, structured data and calendars want full addresses)."""
+    return request.host_url.rstrip("/") + path
+
+
 # The activity log in words: what was done (by action name) and how it ended (by status word).
 ACTIVITY_ACTIONS = {
     "search_events": _l("Search events"),
@@ -78,6 +126,8 @@ ACTIVITY_ACTIONS = {
     "confirm_cancellation": _l("Confirm cancellation"),
     "connect_agent": _l("Connect an agent"),
     "disconnect_agent": _l("Disconnect an agent"),
+    "make_calendar_feed": _l("Make a calendar address"),
+    "stop_calendar_feed": _l("Stop the calendar address"),
 }
 # Who did it: the person, their agent in this browser (WebMCP), or an agent they connected.
 SOURCES = {
@@ -96,6 +146,39 @@ OUTCOMES = {
     "rate_limited": _l("rate limited"),
     "internal_error": _l("internal error"),
 }
+
+
+# What an activity line says when it went through: who did what, about which event. The ones
+# waiting for the person say so.
+ACTIVITY_SENTENCES = {
+    "search_events": _l("%(who)s searched the events"),
+    "get_event_details": _l("%(who)s looked at “%(title)s”"),
+    "save_event": _l("%(who)s saved “%(title)s”"),
+    "remove_saved_event": _l("%(who)s removed “%(title)s” from the saved events"),
+    "prepare_event_registration": _l("%(who)s prepared a registration for “%(title)s”: "
+                                     "waiting for you to confirm"),
+    "confirm_registration": _l("%(who)s registered for “%(title)s”"),
+    "prepare_registration_cancellation": _l("%(who)s prepared cancelling “%(title)s”: "
+                                            "waiting for you to confirm"),
+    "confirm_cancellation": _l("%(who)s cancelled the registration for “%(title)s”"),
+    "connect_agent": _l("%(who)s connected an agent"),
+    "disconnect_agent": _l("%(who)s disconnected an agent"),
+    "make_calendar_feed": _l("%(who)s made a new calendar address"),
+    "stop_calendar_feed": _l("%(who)s stopped the calendar address"),
+}
+WENT_THROUGH = ("success", "no_results", "confirmation_required")
+
+
+def activity_sentence(line: dict[str, Any]) -> str:
+    """An activity line as a sentence: "You saved “WebMCP Intro Workshop”"; a call that was
+    refused says what was tried and why ("Your agent tried: Save event — not found")."""
+    who = activity_source(line["source"])
+    title = line.get("title") or _("an event")
+    sentence = ACTIVITY_SENTENCES.get(line["action"])
+    if sentence is not None and line["status"] in WENT_THROUGH:
+        return str(sentence) % {"who": who, "title": title}
+    return _("%(who)s tried: %(what)s (%(outcome)s)", who=who,
+             what=activity_action(line["action"]), outcome=activity_outcome(line["status"]))
 
 
 def activity_action(name: str) -> str:
@@ -124,6 +207,12 @@ def index_by(items: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]
     return {item[key]: item for item in items}
 
 
+def page_count(matches: int) -> int:
+    """How many pages of results a search's count of matches fills (at most the last page a
+    search shows)."""
+    return min(-(-matches // PAGE_SIZE), LAST_PAGE)
+
+
 def plain_text(value: Any) -> Any:
     """What a template prints: a lazy translation as the plain text it stands for, so that it
     is escaped like any other text (its own `__html__` would mark it safe HTML)."""
@@ -136,7 +225,11 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.filters["index_by"] = index_by
+    app.jinja_env.filters["span"] = span
+    app.jinja_env.filters["price_text"] = price_text
+    app.jinja_env.filters["city_beside_venue"] = city_beside_venue
+    app.jinja_env.filters["page_count"] = page_count
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
-                                 activity_action=activity_action,
-                                 activity_outcome=activity_outcome,
+                                 activity_sentence=activity_sentence,
+                                 absolute_url=absolute_url,
                                  activity_source=activity_source)

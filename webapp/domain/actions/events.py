@@ -197,3 +197,11 @@ def saved_events(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     if ctx.visitor_id is None:
         return []
     return [event_summary(event, ctx.timezone) for event in db.saved_events(ctx.visitor_id)]
+
+
+def upcoming_events(db: Storage, ctx: ActionContext, limit: int) -> list[dict[str, Any]]:
+    """The next `limit` upcoming events, soonest first, as search results show them (for
+    the sitemap)."""
+    found = db.search_events(EventQuery(starts_after=ctx.now), limit=limit, offset=0,
+                             count_cap=1)
+    return [event_summary(event, ctx.timezone) for event in found.events]

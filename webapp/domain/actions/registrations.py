@@ -19,10 +19,12 @@ import secrets
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from ...storage import Activity
 from ...storage import Confirmation
 from ...storage import Event
 from ...storage import Registration
@@ -85,11 +87,13 @@ def own_registration(db: Storage, registration_id: str, visitor_id: str | None
 
 def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
                   target: str, payload: dict[str, Any], review: dict[str, Any], button: object,
-                  message: str, untrusted: tuple[str, ...]) -> ToolResult:
+                  message: str, untrusted: tuple[str, ...],
+                  entered: dict[str, Any] | None = None) -> ToolResult:
     """Hold a write for a person: store its single-use confirmation and answer with the review.
 
-    The token goes only to the page (the human-only confirm form); the agent is told to stop
-    and let the person press `button`.
+    The token goes only to the page (the human-only confirm form), with what the person
+    `entered` as they typed it (the review shows it in full and the form keeps it, while the
+    envelope masks it); the agent is told to stop and let the person press `button`.
     """
     assert ctx.visitor_id is not None, "a confirmation belongs to a visitor"
     token = secrets.token_urlsafe(32)
@@ -108,7 +112,7 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
         next_action=ask_the_person(button, pending_url(ctx)),
         untrusted_fields=untrusted,
         target=target,
-        page_only={"confirmation_token": token},
+        page_only={"confirmation_token": token, "entered": entered or {}},
     )
 
 
@@ -173,7 +177,8 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
         button=CONFIRM_REGISTRATION_BUTTON,
         message=_("Nothing is registered yet: the user must review and confirm it on this "
                   "site."),
-        untrusted=("data.review.event.title", "data.review.event.venue"))
+        untrusted=("data.review.event.title", "data.review.event.venue"),
+        entered={"attendee_name": params["attendee_name"], "email": params["email"]})
 
 
 def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContext
@@ -311,10 +316,40 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
     return {
         "active": [r for r in registrations if r["state"] == "active"],
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
-        "activity": [activity_view(entry, ctx.timezone)
-                     for entry in db.recent_activity(ctx.visitor_id, activity_shown)],
+        "activity": activity_lines(db, db.recent_activity(ctx.visitor_id, activity_shown),
+                                   ctx.timezone),
         "pending": len(db.pending_confirmations(ctx.visitor_id, ctx.now)),
     }
+
+
+def activity_lines(db: Storage, entries: list[Activity], timezone: ZoneInfo
+                   ) -> list[dict[str, Any]]:
+    """The activity as the visitor reads it: each line with the title of the event it was
+    about (a registration's event, for a registration), and a call repeated with the same
+    outcome (saving an event again, searching again) shown once."""
+    lines: list[dict[str, Any]] = []
+    titles: dict[str, str | None] = {}
+    for entry in entries:
+        line = activity_view(entry, timezone)
+        if lines and all(lines[-1][key] == line[key]
+                         for key in ("source", "action", "status", "targetId")):
+            continue
+        target = entry.target_id
+        if target is not None and target not in titles:
+            titles[target] = _title_of(db, target)
+        line["title"] = titles.get(target) if target else None
+        lines.append(line)
+    return lines
+
+
+def _title_of(db: Storage, target_id: str) -> str | None:
+    """The title of the event an activity line is about: the event itself, or the event of
+    a registration; None for anything else (an agent connection) or something gone."""
+    event = db.get_event(target_id)
+    if event is None:
+        registration = db.get_registration(target_id)
+        event = db.get_event(registration.event_id) if registration else None
+    return event.title if event else None
 
 
 def registration_details(db: Storage, registration_id: str, ctx: ActionContext
@@ -327,7 +362,8 @@ def registration_details(db: Storage, registration_id: str, ctx: ActionContext
 def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     """What waits for the visitor to confirm, each with a fresh token for its human-only
     confirm form (only the page shows it): `confirms` (the action), `review` (as its prepare
-    answered), `expiresAt`, `source` (who prepared it) and `token`.
+    answered), `expiresAt`, `source` (who prepared it), `token` and, for a registration, the
+    `email` in full (the person checks it; the review masks it for agents).
 
     Showing them binds each to a new token, so a token shown earlier stops working; one that
     was used meanwhile, or whose event or registration is gone or already cancelled, is left
@@ -344,7 +380,8 @@ def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
             continue
         reviews.append({"confirms": confirmation.action, "review": review,
                         "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
-                        "source": confirmation.source, "token": token})
+                        "source": confirmation.source, "token": token,
+                        "email": confirmation.payload.get("email")})
     return reviews
 
 

@@ -1,0 +1,163 @@
+/*
+ * people.js: what a person needs from the page once htmx answers in place, which a page
+ * that navigates gives for free. Without JavaScript none of it is needed: each answer is a
+ * new page, its fields carry aria-invalid, and a dialog is part of that page.
+ *
+ * - Field errors: the server refreshes each field's message out of band; the control it
+ *   describes follows (aria-invalid), and after a person's submit the first bad field gets
+ *   the focus, as on a page that came back with errors.
+ * - Dialogs (`dialog[data-modal]`): shown with showModal(), so Tab stays inside, Esc closes,
+ *   the page behind is inert; on close the focus returns to what opened it.
+ * - Announcements: a search says "Searching…" in its status line while it runs; the answer
+ *   then puts its one-sentence summary there (out of band), never the whole list.
+ * - Progress: the search form's status line says "Searching…" while it waits.
+ * - Clean addresses: a search leaves out the filters left blank (the server reads a blank as
+ *   "not given"), so the address it pushes is ?query=python, not every empty filter.
+ * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
+ * - A chosen event's preview is brought into view when it is off screen (below the list on
+ *   a phone).
+ * - On a phone the search filters fold away (unless one is set), so results come first.
+ * - While a form is sending, its buttons are disabled (no double submits) and it is marked
+ *   aria-busy, which the stylesheet shows as a spinner on its button.
+ *
+ * Swaps are watched with a MutationObserver rather than htmx events, so the answers the
+ * WebMCP bridge swaps for an agent are treated exactly like a person's.
+ */
+(function () {
+  "use strict";
+
+  var FIELD_ERRORS = ".field-error[id]";
+
+  /* Each control described by a field error is invalid exactly while that error says something. */
+  function syncInvalid(root) {
+    root.querySelectorAll(FIELD_ERRORS).forEach(function (message) {
+      var bad = message.textContent.trim() !== "";
+      document.querySelectorAll('[aria-describedby~="' + message.id + '"]').forEach(function (control) {
+        if (control.tagName === "FIELDSET") { return; }
+        if (bad) { control.setAttribute("aria-invalid", "true"); }
+        else { control.removeAttribute("aria-invalid"); }
+      });
+    });
+  }
+
+  function firstInvalid(form) {
+    return form.querySelector('[aria-invalid="true"]') ||
+      (form.id && document.querySelector('[form="' + form.id + '"][aria-invalid="true"]'));
+  }
+
+  // The last element outside any dialog that had the focus: where a closed dialog returns it.
+  var focusedOutsideDialogs = null;
+  document.addEventListener("focusin", function (event) {
+    if (!event.target.closest("dialog")) { focusedOutsideDialogs = event.target; }
+  });
+
+  /* A dialog the server sends open becomes modal. On close the focus returns to what had it
+     (the button that asked for the dialog), or, when that is gone or was the page itself (an
+     agent asked), to the element its data-modal attribute names. */
+  function makeModal(dialog) {
+    if (dialog.dataset.modalShown) { return; }
+    dialog.dataset.modalShown = "true";
+    // Not document.activeElement: htmx may already have focused the dialog's [autofocus].
+    var opener = focusedOutsideDialogs;
+    dialog.close();
+    dialog.showModal();
+    dialog.addEventListener("close", function () {
+      var back = opener && opener.isConnected && opener !== document.body ? opener
+        : document.querySelector(dialog.getAttribute("data-modal"));
+      if (back) { back.focus(); }
+    });
+  }
+
+  function onChanges() {
+    syncInvalid(document);
+    document.querySelectorAll("dialog[data-modal][open]").forEach(makeModal);
+  }
+
+  function formOf(event) {
+    var source = event.detail && event.detail.ctx && event.detail.ctx.sourceElement;
+    return source && source.closest ? source.closest("form") : null;
+  }
+
+  function status(form) {
+    var id = form && form.getAttribute("data-status");
+    return id ? document.getElementById(id) : null;
+  }
+
+  document.documentElement.classList.add("js");
+
+  document.addEventListener("htmx:config:request", function (event) {
+    var request = event.detail.ctx.request;
+    if (request.method.toUpperCase() !== "GET" || !request.body) { return; }
+    var blank = [];
+    request.body.forEach(function (value, key) { if (value === "") { blank.push(key); } });
+    blank.forEach(function (key) { request.body.delete(key); });
+  });
+
+  function afterPaging() {
+    var summary = document.querySelector("#results .results-summary");
+    if (summary) {
+      summary.focus({ preventScroll: true });
+      summary.closest("#results").scrollIntoView({ block: "start" });
+    }
+  }
+
+  function intoView(element) {
+    var box = element.getBoundingClientRect();
+    if (box.top < 0 || box.top > window.innerHeight - 80) {
+      element.scrollIntoView({ block: "start" });
+    }
+  }
+
+  document.addEventListener("htmx:before:request", function (event) {
+    var form = formOf(event);
+    if (!form) { return; }
+    form.setAttribute("aria-busy", "true");
+    form.querySelectorAll("button").forEach(function (button) {
+      if (!button.disabled) { button.disabled = true; button.dataset.sending = "true"; }
+    });
+    var line = status(form);
+    if (line) { line.textContent = line.getAttribute("data-waiting"); }
+  });
+
+  document.addEventListener("htmx:finally:request", function (event) {
+    var source = event.detail.ctx.sourceElement;
+    if (source && source.closest && source.closest(".pager")) { afterPaging(); return; }
+    var form = formOf(event);
+    if (!form) { return; }
+    if (form.matches(".details-form")) {
+      var preview = document.getElementById("preview");
+      if (preview) { intoView(preview); }
+    }
+    form.removeAttribute("aria-busy");
+    form.querySelectorAll("button[data-sending]").forEach(function (button) {
+      button.disabled = false;
+      delete button.dataset.sending;
+    });
+    syncInvalid(document);
+    var bad = firstInvalid(form);
+    // Only after a submit: active search must not pull the caret out of the box being typed in.
+    if (bad && event.detail.ctx.sourceEvent && event.detail.ctx.sourceEvent.type === "submit") {
+      bad.focus();
+    }
+  });
+
+  /* Filters fold away on a narrow screen, unless the search uses one. */
+  function foldFilters() {
+    if (!window.matchMedia("(max-width: 47.99rem)").matches) { return; }
+    document.querySelectorAll("details.filters").forEach(function (filters) {
+      var used = Array.prototype.some.call(filters.querySelectorAll("input, select"), function (control) {
+        return control.value !== "";
+      });
+      if (!used) { filters.open = false; }
+    });
+  }
+
+  function start() {
+    foldFilters();
+    onChanges();
+    new MutationObserver(onChanges).observe(document.body, { childList: true, subtree: true, characterData: true });
+  }
+
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); }
+  else { start(); }
+})();

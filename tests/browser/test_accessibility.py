@@ -1,0 +1,79 @@
+"""axe-core finds nothing in the states people reach, at desktop and phone sizes: the lists,
+a preview, the event page, a refused form, the review, the confirmation, the modal cancel
+dialog, the calendar address.
+
+axe runs in the page through Playwright (axe-playwright-python bundles axe-core), so it needs
+JavaScript: the states are reached with it on (a tab without it cannot run axe at all).
+What it reports is listed rule by rule with the elements concerned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Iterator
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import ViewportSize
+
+from .visit import Tab
+
+pytestmark = pytest.mark.browser
+
+EVENT = "evt-webmcp-spec-reading"  # 200 seats
+EVENT_TITLE = "Reading the WebMCP Draft Together"
+SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800},
+                                  "phone": {"width": 390, "height": 844}}
+AXE = Axe()
+
+
+def violations(tab: Tab) -> list[str]:
+    """What axe finds on the page as it is now: rule, then the elements."""
+    found = AXE.run(tab.page).response["violations"]
+    return [f"{v['id']}: {[node['target'] for node in v['nodes']]}" for v in found]
+
+
+def register_and_review(tab: Tab) -> Iterator[str]:
+    tab.open(f"/events/{EVENT}/register")
+    tab.page.get_by_label(tab.text("Attendee name")).fill("Ann Lee")
+    tab.page.get_by_label(tab.text("E-mail")).fill("ann@example")  # the browser lets it through
+    tab.press(tab.text("Review registration"),
+              then_shows=tab.text("Enter an e-mail address such as name@example.com."))
+    yield "a refused field"
+    tab.page.get_by_label(tab.text("E-mail")).fill("ann@example.com")
+    tab.press(tab.text("Review registration"), then_shows=tab.text("Check and confirm"))
+    yield "the review"
+    tab.press(tab.text("Confirm registration"),
+              then_shows=tab.text("You are registered: one seat is yours."))
+    yield "the confirmation"
+    tab.open("/registrations")
+    tab.page.get_by_role("radio", name=EVENT_TITLE).check()
+    tab.page.get_by_role("button", name=tab.text("Cancel the chosen registration…")).click()
+    tab.page.get_by_role("dialog").wait_for()
+    yield "the cancel dialog"
+    tab.open("/registrations")
+    tab.press(tab.text("Make a calendar address"), then_shows=tab.text("Private calendar address"))
+    yield "the calendar address"
+
+
+def search_and_look(tab: Tab) -> Iterator[str]:
+    tab.open("/events")
+    yield "the events list"
+    tab.page.get_by_role("radio").first.check()
+    tab.page.locator("#preview h2").wait_for()
+    yield "a preview"
+    tab.page.get_by_role("link", name=tab.text("Next")).click()
+    tab.page.locator(".pager-position").get_by_text("2").wait_for()
+    yield "the second page"
+    tab.open(f"/events/{EVENT}")
+    tab.press(tab.text("Save for later"), then_shows=tab.text("Saved ✓"))
+    yield "a saved event's page"
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("walk", [search_and_look, register_and_review],
+                         ids=["finding", "registering"])
+def test_axe_finds_nothing(js_tab: Tab, size: str, walk: Callable[[Tab], Iterator[str]]):
+    js_tab.page.set_viewport_size(SIZES[size])
+    found = {state: violations(js_tab) for state in walk(js_tab)}
+    assert found and all(not problems for problems in found.values()), found

@@ -1,0 +1,216 @@
+"""The flows as a person lives them, with a keyboard and a screen reader in mind: what the
+review shows, where the focus goes after an answer, a modal dialog, what is announced.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .visit import Tab
+
+pytestmark = pytest.mark.browser
+
+# 200 seats: the module's registrations never fill it.
+ROOMY_EVENT = "evt-webmcp-spec-reading"
+ROOMY_EVENT_TITLE = "Reading the WebMCP Draft Together"
+TYPO = "ann@exmaple.com"
+
+
+def focused_text(tab: Tab) -> str:
+    """The text of the element that has the focus."""
+    text: str = tab.page.evaluate("document.activeElement.textContent")
+    return " ".join(text.split())
+
+
+def review(tab: Tab, name: str, email: str) -> None:
+    """The person fills in the registration form and asks to review it."""
+    tab.open(f"/events/{ROOMY_EVENT}/register")
+    tab.page.get_by_label(tab.text("Attendee name")).fill(name)
+    tab.page.get_by_label(tab.text("E-mail")).fill(email)
+    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+
+
+def test_the_review_shows_the_email_as_typed_and_the_form_keeps_it(tab):
+    """A typo in the address can be caught: the review shows it in full (the agent's envelope
+    keeps it masked), and the form still holds it to correct and review again."""
+    review(tab, "Ann Lee", TYPO)
+    shown = tab.page.locator(".review")
+    shown.get_by_text(TYPO).wait_for()
+    assert tab.page.get_by_label(tab.text("E-mail")).input_value() == TYPO
+    assert tab.page.get_by_label(tab.text("Attendee name")).input_value() == "Ann Lee"
+
+    prepared = tab.result(tab.call("prepare_event_registration",
+                                   {"attendee_name": "Ann Lee", "email": TYPO}))
+    assert prepared["data"]["review"]["email"] == "a***@exmaple.com"
+    tab.page.locator(".review").get_by_text(TYPO).wait_for()
+
+
+def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
+    """With or without JavaScript the server's field error marks the field (aria-invalid) and
+    the focus goes to it; once the review succeeds, no stale error stays under the field."""
+    review(tab, "Ann Lee", "ann@example")  # the browser lets it through
+    email = tab.page.get_by_label(tab.text("E-mail"))
+    error = tab.page.locator("#prepare_event_registration-email-error")
+    error.get_by_text(tab.text("Enter an e-mail address such as name@example.com.")).wait_for()
+    assert email.get_attribute("aria-invalid") == "true"
+    if tab.javascript:
+        # Without JavaScript the page comes back at its top, which is where a person starts.
+        tab.page.wait_for_function(
+            "() => document.activeElement && document.activeElement.name === 'email'")
+
+    email.fill("ann@example.com")
+    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+    tab.page.get_by_text(tab.text("Check and confirm")).wait_for()
+    assert error.text_content() == ""
+    assert tab.page.get_by_label(tab.text("E-mail")).get_attribute("aria-invalid") is None
+
+
+def test_confirming_says_so_once_and_the_message_takes_the_focus(js_tab):
+    """One success message, not "already registered" beside "you are registered"; the focus
+    goes to it, not to the top of the page."""
+    review(js_tab, "Ann Lee", "ann@example.com")
+    js_tab.press(js_tab.text("Confirm registration"),
+                 then_shows=js_tab.text("You are registered: one seat is yours."))
+    main = js_tab.page.locator("main").inner_text()
+    assert main.count(js_tab.text("You are registered: one seat is yours.")) == 1
+    assert js_tab.text("You are already registered for this event.").split(".")[0] not in main
+    js_tab.page.wait_for_function(
+        "() => document.activeElement.classList.contains('notice--ok')")
+    assert js_tab.text("You are registered: one seat is yours.") in focused_text(js_tab)
+
+
+def open_cancel_dialog(tab: Tab) -> None:
+    """A registered person chooses their registration and asks to cancel it."""
+    tab.register_as_person(ROOMY_EVENT)
+    tab.open("/registrations")
+    tab.page.get_by_role("radio", name=ROOMY_EVENT_TITLE).check()
+    tab.page.get_by_role("button", name=tab.text("Cancel the chosen registration…")).click()
+    tab.page.get_by_role("dialog").wait_for()
+
+
+def test_the_cancel_dialog_is_modal_and_gives_the_focus_back(js_tab):
+    """Tab stays in the dialog, the page behind is inert, Esc closes it and the focus returns
+    to the button that opened it."""
+    open_cancel_dialog(js_tab)
+    page = js_tab.page
+    assert page.evaluate("document.querySelector('dialog').matches(':modal')")
+    # Past its last button the focus may leave for the browser's own controls (the body has it
+    # then), never for the page behind.
+    places = set()
+    for _ in range(4):
+        page.keyboard.press("Tab")
+        places.add(page.evaluate("document.activeElement.closest('dialog') ? 'dialog'"
+                                 " : document.activeElement.tagName"))
+    assert "dialog" in places and places <= {"dialog", "BODY"}
+    page.keyboard.press("Escape")
+    page.get_by_role("dialog").wait_for(state="hidden")
+    # The dialog's close event comes in a task of its own, after it is hidden.
+    page.wait_for_function("() => !document.activeElement.closest('dialog')")
+    assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
+
+
+def test_keep_it_closes_the_dialog_without_javascript(open_tab):
+    tab = open_tab(javascript=False)
+    open_cancel_dialog(tab)
+    tab.page.get_by_role("button", name=tab.text("Keep it")).click()
+    tab.page.get_by_role("dialog").wait_for(state="hidden")
+
+
+def test_a_search_is_announced_in_one_short_line(js_tab):
+    """The list is no live region (every keystroke would read it all again): a status line
+    says "Searching…", then the answer's one sentence."""
+    page = js_tab.page
+    js_tab.open("/events")
+    assert page.locator("[aria-live], [role=status]").evaluate_all(
+        "nodes => nodes.map(node => node.id)") == ["search-status"]
+    status = page.locator("#search-status")
+    with page.expect_response(lambda response: "query=webmcp" in response.url):
+        page.get_by_label(js_tab.text("Keywords")).fill("webmcp")
+    page.wait_for_function(
+        "() => document.querySelector('#search-status').textContent.includes('4')")
+    assert status.text_content() == page.locator(".results-summary").text_content()
+
+
+def test_a_search_pushes_a_clean_address(js_tab):
+    """Only the conditions given end up in the address (and the history entry), for a
+    person's search and an agent's: not every empty filter. (Without JavaScript the browser
+    sends the form as it is.)"""
+    js_tab.open("/events")
+    js_tab.page.get_by_label(js_tab.text("Keywords")).fill("python")
+    js_tab.page.wait_for_url("**/events?query=python")
+    js_tab.result(js_tab.call("search_events", {"query": "webmcp"}))
+    js_tab.page.wait_for_url("**/events?query=webmcp")
+
+
+def test_paging_starts_the_list_at_its_top_and_says_where_it_is(js_tab):
+    page = js_tab.page
+    js_tab.open("/events")
+    pages = -(-js_tab.ask("/events")["data"]["count"] // 10)
+    where = js_tab.text("Page %(page)s of %(pages)s")
+    assert page.locator(".pager-position").inner_text() == where % {"page": 1, "pages": pages}
+    page.get_by_role("link", name=js_tab.text("Next")).click()
+    page.locator(".pager-position").get_by_text(where % {"page": 2, "pages": pages}).wait_for()
+    page.wait_for_function("() => document.activeElement.classList.contains('results-summary')")
+    assert page.evaluate("document.querySelector('#results').getBoundingClientRect().top") <= 1
+
+
+def test_choosing_an_event_brings_its_preview_into_view_on_a_phone(js_tab):
+    page = js_tab.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    js_tab.open("/events")
+    radios = page.get_by_role("radio")
+    radios.nth(radios.count() - 1).check()
+    page.locator("#preview h2").wait_for()
+    page.wait_for_function(
+        "() => { const box = document.querySelector('#preview').getBoundingClientRect();"
+        " return box.top >= -1 && box.top < innerHeight; }")
+    title = page.locator(".event-card .event-title a").first
+    assert title.get_attribute("href").endswith("/events/" + radios.first.get_attribute("value"))
+    assert not page.get_by_role("button", name=js_tab.text("Show details")).is_visible()
+
+
+def test_register_is_on_a_phones_first_screen(tab):
+    tab.page.set_viewport_size({"width": 390, "height": 844})
+    tab.open(f"/events/{ROOMY_EVENT}")
+    box = tab.page.get_by_role("link", name=tab.text("Register…")).bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 844
+
+
+def test_saved_can_be_undone_on_the_event_page(tab):
+    tab.open(f"/events/{ROOMY_EVENT}")
+    tab.press(tab.text("Save for later"), then_shows=tab.text("Saved ✓"))
+    tab.press(tab.text("Remove from saved"), then_shows=tab.text("Removed from your saved list."))
+    assert tab.page.get_by_role("button", name=tab.text("Save for later")).is_visible()
+
+
+def test_on_a_phone_the_filters_fold_so_results_come_first(js_tab):
+    page = js_tab.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    js_tab.open("/events")
+    assert not page.get_by_label(js_tab.text("Location")).is_visible()
+    first = page.locator(".event-card").first.bounding_box()
+    assert first is not None and first["y"] < 844
+    page.get_by_text(js_tab.text("Filters")).click()
+    assert page.get_by_label(js_tab.text("Location")).is_visible()
+    # The agent still has every filter.
+    assert "location" in js_tab.agent.tools()["search_events"].input_schema["properties"]
+
+
+def test_a_sending_form_shows_it_and_cannot_be_sent_twice(js_tab):
+    """While the answer is on its way the form says it is busy and its button is disabled
+    (recorded as it happens); once answered, the button works again."""
+    page = js_tab.page
+    js_tab.open(f"/events/{ROOMY_EVENT}")
+    page.evaluate("""() => {
+        window.busy = [];
+        new MutationObserver(records => records.forEach(record => window.busy.push(
+            [record.target.getAttribute('aria-busy'),
+             record.target.querySelector('button').disabled])))
+          .observe(document.querySelector('#save-slot'),
+                   {subtree: true, attributes: true, attributeFilter: ['aria-busy']});
+    }""")
+    page.get_by_role("button", name=js_tab.text("Save for later")).click()
+    page.get_by_text(js_tab.text("Saved to your list.")).wait_for()
+    page.wait_for_function("() => window.busy.length >= 2")
+    assert page.evaluate("window.busy") == [["true", True], [None, False]]
+    assert page.get_by_role("button", name=js_tab.text("Saved ✓")).is_enabled()

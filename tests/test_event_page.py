@@ -1,0 +1,156 @@
+"""An event's page for people and for the rest of the web: one primary action, its price, its
+time and place said once, and schema.org Event microdata that meets Google's rich result rules
+(while the page keeps exactly one JSON-LD block, the envelope).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from bs4 import BeautifulSoup
+from bs4 import Tag
+from helpers import HTMX
+from helpers import jsonld_blocks
+from helpers import one
+
+from webapp.datasets.importer import ImportProblem
+from webapp.datasets.importer import read_events
+from webapp.datasets.synthetic import generate_events
+
+PAID = "evt-a11y-audit-taipei"  # NT$500, at a venue whose name says Taipei
+ONLINE = "evt-a11y-101-online"
+FREE = "evt-webmcp-intro"
+
+
+def microdata(scope: Tag) -> dict[str, Any]:
+    """The properties of an itemscope as a dict (a list when a property repeats): nested
+    scopes as dicts with their @type, values from content, href, datetime or the text."""
+    properties: dict[str, Any] = {"@type": str(scope.get("itemtype", ""))}
+    for element in scope.select("[itemprop]"):
+        owner = element.find_parent(attrs={"itemscope": True})
+        if owner is not scope:
+            continue
+        if element.has_attr("itemscope"):
+            value: Any = microdata(element)
+        else:
+            value = (element.get("content") or element.get("href") or element.get("datetime")
+                     or element.get_text(" ", strip=True))
+        name = str(element["itemprop"])
+        properties[name] = ([*properties[name], value] if isinstance(properties.get(name), list)
+                            else [properties[name], value] if name in properties else value)
+    return properties
+
+
+def event_data(html: bytes) -> dict[str, Any]:
+    soup = BeautifulSoup(html, "html.parser")
+    scopes = soup.select('[itemtype="https://schema.org/Event"]')
+    assert len(scopes) == 1
+    return microdata(scopes[0])
+
+
+def has_offset(moment: str) -> bool:
+    return datetime.fromisoformat(moment).utcoffset() is not None
+
+
+@pytest.mark.parametrize("event_id", [PAID, ONLINE, FREE])
+def test_the_markup_meets_googles_required_event_properties(client, event_id):
+    """Google's Event rich results require name, startDate and location (a Place with an
+    address, or a VirtualLocation with a url); dates carry their offset; the recommended
+    endDate, eventStatus, description and offers are there too."""
+    page = client.get(f"/en/events/{event_id}")
+    assert len(jsonld_blocks(page.data)) == 1  # the envelope, and nothing else
+    event = event_data(page.data)
+    assert event["name"] and event["description"]
+    assert has_offset(event["startDate"]) and has_offset(event["endDate"])
+    assert event["endDate"] > event["startDate"]
+    assert event["eventStatus"] == "https://schema.org/EventScheduled"
+    assert event["url"].endswith(f"/en/events/{event_id}")
+    location = event["location"]
+    if event_id == ONLINE:
+        assert location["@type"] == "https://schema.org/VirtualLocation"
+        assert location["url"].startswith("http")
+        assert event["eventAttendanceMode"].endswith("OnlineEventAttendanceMode")
+    else:
+        assert location["@type"] == "https://schema.org/Place" and location["name"]
+        address = location["address"]
+        assert address["@type"] == "https://schema.org/PostalAddress"
+        assert address["addressLocality"] and address["addressCountry"] == "TW"
+    offer = event["offers"]
+    assert offer["@type"] == "https://schema.org/Offer"
+    assert offer["availability"].startswith("https://schema.org/")
+    assert offer["url"].startswith("http") and has_offset(offer["validThrough"])
+    if event_id == PAID:
+        assert (offer["price"], offer["priceCurrency"]) == ("500", "TWD")
+    if event_id == FREE:
+        assert (offer["price"], offer["priceCurrency"]) == ("0", "TWD")
+
+
+def test_a_paid_event_shows_its_price_in_each_language(client):
+    for language in ("en", "zh-TW"):
+        soup = BeautifulSoup(client.get(f"/{language}/events/{PAID}").data, "html.parser")
+        price = one(soup, '[itemprop="offers"]')
+        assert price.get_text(" ", strip=True).startswith("NT$500")
+    answer = client.get(f"/events/{PAID}", headers={"Accept": "application/json"}).get_json()
+    assert (answer["data"]["event"]["priceAmount"],
+            answer["data"]["event"]["priceCurrency"]) == (500, "TWD")
+
+
+def test_one_primary_action_and_the_city_and_date_said_once(client):
+    soup = BeautifulSoup(client.get(f"/en/events/{PAID}").data, "html.parser")
+    primary = [b.get_text(strip=True) for b in soup.select("main .button, main button")
+               if "button--quiet" not in (b.get("class") or [])]
+    assert primary == ["Register…"]
+    where = one(soup, '[itemprop="location"]').get_text(" ", strip=True)
+    assert where.count("Taipei") == 1
+    starts = one(soup, '[itemprop="startDate"]')
+    year = str(starts["datetime"])[:4]  # whatever the suite's clock says today is
+    assert starts.get_text().count(year) == 1 and starts.get_text().count("Taipei time") == 1
+
+
+def test_a_saved_event_can_be_unsaved_from_its_page(visitor):
+    visitor.save(FREE)
+    soup = BeautifulSoup(visitor.get(f"/en/events/{FREE}").data, "html.parser")
+    assert one(soup, "form[toolname=save_event] button").get_text() == "Saved ✓"
+    unsave = one(soup, f'form[action="/en/events/{FREE}/unsave"]')
+    answer = visitor.post(unsave["action"], headers=HTMX)
+    assert answer.status_code == 200
+    shown = BeautifulSoup(answer.data, "html.parser")
+    assert one(shown, "form[toolname=save_event] button").get_text() == "Save for later"
+    assert "Removed from your saved list." in shown.get_text()
+    assert visitor.save(FREE)["data"]["alreadySaved"] is False
+
+
+def test_an_agent_cannot_unsave(visitor):
+    visitor.save(FREE)
+    refused = visitor.post(f"/events/{FREE}/unsave",
+                           headers={"Accept": "application/json", "WebMCP-Agent-Invoked": "true"})
+    assert refused.get_json()["status"] != "success"
+    assert visitor.save(FREE)["data"]["alreadySaved"] is True
+
+
+def test_prices_are_imported_and_generated(tmp_path):
+    """An import file gives a paid event's amount (NT$ unless it names a currency); a free
+    event with an amount is refused; synthetic paid events cost something too."""
+    today, zone = date(2026, 6, 15), ZoneInfo("Asia/Taipei")
+    row = {"id": "evt-priced", "title": "T", "summary": "S", "location": "taipei",
+           "venue": "V", "price": "paid", "level": "beginner", "capacity": 10,
+           "schedule": {"startsInDays": 3, "startTime": "10:00", "durationMinutes": 60}}
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps([{**row, "priceAmount": 1500},
+                                {**row, "id": "evt-priced-usd", "priceAmount": 20,
+                                 "priceCurrency": "USD"}]))
+    assert [(e.price_amount, e.price_currency) for e in read_events(path, today, zone)] == [
+        (1500, "TWD"), (20, "USD")]
+    path.write_text(json.dumps([{**row, "price": "free", "priceAmount": 100}]))
+    with pytest.raises(ImportProblem) as refused:
+        read_events(path, today, zone)
+    assert "priceAmount" in " ".join(refused.value.problems)
+    events = list(generate_events(200, seed=1, now=datetime(2026, 6, 15, tzinfo=zone),
+                                  timezone=zone))
+    assert all((e.price_amount or 0) > 0 for e in events if e.price == "paid")
+    assert all(e.price_amount is None for e in events if e.price == "free")

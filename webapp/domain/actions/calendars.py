@@ -1,0 +1,81 @@
+"""A visitor's registrations as a private calendar feed.
+
+A person makes the feed's address on their registrations page: a random token in the address,
+shown once there and stored only as a hash. A calendar application that subscribes to it sees
+the events of the visitor's active registrations, so a cancellation leaves the calendar at its
+next refresh. Making a new address stops the old one; stopping the feed stops it at once.
+Like connecting an agent, this is a person's step, never a tool.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+from flask_babel import gettext as _
+
+from ...storage import Storage
+from ...webmcp.result import Status
+from ...webmcp.result import ToolResult
+from ...webmcp.result import not_found
+from ..projections import event_details
+from ..schemas import CalendarFeedInput
+from . import ActionContext
+from . import action
+from .registrations import hash_token
+
+# Marks a feed token for what it is in an address a person copies.
+TOKEN_PREFIX = "cal_"  # noqa: S105 - a prefix, not a secret
+
+
+@action("make_calendar_feed", schema=CalendarFeedInput, creates=True,
+        answers=(Status.SUCCESS,))
+def make_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+    """A person makes (or replaces) the private address of their calendar feed."""
+    assert ctx.visitor_id is not None, "a feed belongs to a visitor"
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    db.set_calendar_feed(ctx.visitor_id, hash_token(token), ctx.now)
+    return ToolResult(
+        action="make_calendar_feed",
+        status=Status.SUCCESS,
+        message=_("Your private calendar address is ready. Copy it now: it is shown only this "
+                  "once, and any earlier address no longer works."),
+        page_only={"feed_token": token},
+    )
+
+
+@action("stop_calendar_feed", schema=CalendarFeedInput,
+        answers=(Status.SUCCESS, Status.NOT_FOUND))
+def stop_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+    """A person stops their feed: its address stops working at once."""
+    if ctx.visitor_id is None or not db.stop_calendar_feed(ctx.visitor_id):
+        return not_found("stop_calendar_feed", _("You have no calendar address."))
+    return ToolResult(action="stop_calendar_feed", status=Status.SUCCESS,
+                      message=_("Your calendar address no longer works."))
+
+
+def calendar_feed_since(db: Storage, ctx: ActionContext) -> datetime | None:
+    """When the visitor's calendar address was made, or None when they have none."""
+    return db.calendar_feed_since(ctx.visitor_id) if ctx.visitor_id else None
+
+
+def feed_events(db: Storage, token: str, ctx: ActionContext) -> list[dict[str, Any]] | None:
+    """The events of the active registrations of the visitor whose feed has this token,
+    soonest first; None when no feed has it (never made, replaced or stopped)."""
+    visitor_id = db.calendar_feed_owner(hash_token(token))
+    if visitor_id is None:
+        return None
+    events = []
+    for registration in db.visitor_registrations(visitor_id):
+        event = db.get_event(registration.event_id, count_seats=True)
+        if registration.state == "active" and event is not None:
+            events.append(event_details(event, ctx.now, ctx.timezone))
+    return sorted(events, key=lambda event: event["startsAt"])
+
+
+def event_for_calendar(db: Storage, event_id: str, ctx: ActionContext
+                       ) -> dict[str, Any] | None:
+    """An event's details for its calendar file, or None when there is no such event."""
+    event = db.get_event(event_id, count_seats=True)
+    return event_details(event, ctx.now, ctx.timezone) if event else None

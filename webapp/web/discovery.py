@@ -1,0 +1,51 @@
+"""For search engines: /robots.txt (what to crawl, where the sitemap is) and /sitemap.xml
+(the events list and every upcoming event, in each language). Neither has a language of its
+own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint
+from flask import Response
+from flask import render_template
+from flask import url_for
+
+from ..domain.actions import events as actions
+from ..storage.connection import get_db
+from .caching import public
+from .calls import action_context
+from .languages import LANGUAGES
+
+bp = Blueprint("discovery", __name__)
+
+# A sitemap lists at most 50 000 addresses: two languages of this many events, soonest first.
+SITEMAP_EVENTS = 20_000
+# One visitor's own pages, and the agents' endpoint: nothing a search engine should list.
+PRIVATE_PATHS = ("/registrations", "/saved", "/agents", "/events/*/register")
+
+
+@public(max_age=3600)
+@bp.get("/robots.txt")
+def robots() -> Response:
+    """Crawl the events, not anyone's own pages; the sitemap is here."""
+    lines = ["User-agent: *"]
+    lines += [f"Disallow: /{code}{path}" for code in LANGUAGES for path in PRIVATE_PATHS]
+    lines += ["Disallow: /mcp", "", f"Sitemap: {url_for('.sitemap', _external=True)}", ""]
+    return Response("\n".join(lines), mimetype="text/plain")
+
+
+@public(max_age=3600)
+@bp.get("/sitemap.xml")
+def sitemap() -> Response:
+    """The events list and every upcoming event (up to SITEMAP_EVENTS), in each language."""
+    events = actions.upcoming_events(get_db(), action_context(None), SITEMAP_EVENTS)
+    pages = [_in_every_language("events.search")]
+    pages += [_in_every_language("events.detail", event_id=event["id"]) for event in events]
+    return Response(render_template("discovery/sitemap.xml", pages=pages),
+                    mimetype="application/xml")
+
+
+def _in_every_language(endpoint: str, **values: Any) -> dict[str, Any]:
+    return {"urls": {code: url_for(endpoint, lang_code=code, _external=True, **values)
+                     for code in LANGUAGES}}
