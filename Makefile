@@ -84,7 +84,10 @@ services: postgres redis
 
 # The cluster is started when it is not running, and the user running the tests gets a
 # PostgreSQL role of the same name (peer authentication on the local socket) that may create
-# databases: nothing else of the cluster is changed, so this is harmless where it runs.
+# databases, and may end other sessions of them: `DROP DATABASE ... WITH (FORCE)` at the end of
+# a run must also end an autovacuum worker busy in the throwaway database, which a role without
+# pg_signal_backend may not do (the drop then fails at random, after every test passed).
+# Nothing else of the cluster is changed, so this is harmless where it runs.
 TEST_ROLE := $(shell id -un)
 postgres:
 	@command -v pg_lsclusters >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y postgresql; }
@@ -94,6 +97,8 @@ postgres:
 	@$(SUDO) runuser -u postgres -- psql -qtAc \
 	    "SELECT 1 FROM pg_roles WHERE rolname = '$(TEST_ROLE)'" | grep -q 1 || \
 	    $(SUDO) runuser -u postgres -- createuser --createdb '$(TEST_ROLE)'
+	@$(SUDO) runuser -u postgres -- psql -qtA -v ON_ERROR_STOP=1 \
+	    -c "SET client_min_messages = warning" -c 'GRANT pg_signal_backend TO "$(TEST_ROLE)"'
 
 redis:
 	@command -v redis-server >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y redis-server; }

@@ -2,10 +2,11 @@
 what is missing: see the Makefile's `services`).
 
 PostgreSQL is Debian's packaged cluster, running as a service (its `initdb` refuses root);
-the run's user has a role of its own name that may create databases (made by the postgres
-user, `make postgres`). Each test run gets a throwaway database, dropped at its end, and each
-test a schema of its own in it (a `search_path` in its URL): fresh tables at the cost of a
-CREATE SCHEMA. Redis is a throwaway `redis-server` on a free port, keeping nothing on disk.
+the run's user has a role of its own name that may create databases and end their sessions
+(made by the postgres user, `make postgres`: the drop at the end must also end an autovacuum
+worker that happens to be busy in the database). Each test run gets a throwaway database,
+dropped at its end, and each test a schema of its own in it (a `search_path` in its URL):
+fresh tables at the cost of a CREATE SCHEMA. Redis is a throwaway `redis-server` on a free port, keeping nothing on disk.
 If either cannot be reached the tests that need it fail, saying how to start it: never skip.
 """
 
