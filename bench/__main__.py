@@ -74,7 +74,9 @@ def main() -> None:
             with chromium() as browser:
                 print("5: bytes…", flush=True)
                 results["bytes"] = payload.measure(base, browser)
-                values = round_trip.site_values(base, browser, COMMON_WORD)
+                values = round_trip.site_values(
+                    base, browser, COMMON_WORD,
+                    time_to_tools.REGISTRATIONS + round_trip.registrations_made(args.rounds))
                 print("6: time to tools…", flush=True)
                 results["timeToTools"] = time_to_tools.measure(base, browser, values["event"])
                 print("8: an agent's call, round trip…", flush=True)

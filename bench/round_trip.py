@@ -263,10 +263,18 @@ def measured_run(browser: Browser, site: Site, call: Call, variant: str) -> dict
         return {"first": times[0], "repeated": median(times[1:])}
 
 
-def site_values(base: str, browser: Browser, word: str) -> dict[str, str]:
-    """What the calls are made with: `word` to search, the event with the most seats left
-    among the first of its matches still open for registration (the soonest ones may have
-    closed), and the two events /events lists first."""
+def registrations_made(rounds: int) -> int:
+    """How many seats `measure` takes over `rounds`: each run of a call that needs an active
+    registration registers its visitor once (the seats are never given back)."""
+    runs_per_call = (rounds + 1) * len(VARIANTS)  # the warm-up runs too
+    return runs_per_call * sum(call.registered for call in CALLS)
+
+
+def site_values(base: str, browser: Browser, word: str, seats_needed: int) -> dict[str, str]:
+    """What the calls are made with: `word` to search, among its first matches still open for
+    registration (the soonest ones may have closed) the one with the most seats left, which
+    must hold the `seats_needed` registrations the benchmark makes (a full event offers no
+    registration form), and the two events /events lists first."""
     with tab(browser, javascript=True) as page:
         api = page.context.request
         listed = api.get(f"{base}/events", headers=JSON).json()["data"]["events"]
@@ -276,11 +284,13 @@ def site_values(base: str, browser: Browser, word: str) -> dict[str, str]:
                             headers=JSON).json()["data"]["events"]
             details = [api.get(f"{base}/events/{event['id']}", headers=JSON).json()
                        ["data"]["event"] for event in found]
-            open_events = [event for event in details if event["state"] == "open"]
+            open_events = [event for event in details if event["state"] == "open"
+                           and event["remainingSeats"] >= seats_needed]
             if open_events:
                 break
     if not open_events:
-        raise RuntimeError(f"no event open for registration among the first matches of {word}")
+        raise RuntimeError(f"no event open for registration with {seats_needed} seats left "
+                           f"among the first matches of {word}")
     roomy = max(open_events, key=lambda event: event["remainingSeats"])
     return {"event": roomy["id"], "listed": listed[0]["id"], "listed2": listed[1]["id"],
             "word": word}
@@ -335,7 +345,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as scratch:
         database = working_copy(10_000, Path(scratch))
         with gunicorn(database, workers=2) as (base, _), chromium() as browser:
-            values = site_values(base, browser, COMMON_WORD)
+            seats = registrations_made(args.rounds) + (
+                time_to_tools.REGISTRATIONS if args.time_to_tools else 0)
+            values = site_values(base, browser, COMMON_WORD, seats)
             if args.time_to_tools:
                 print(time_to_tools_table(time_to_tools.measure(base, browser,
                                                                 values["event"])))

@@ -82,6 +82,9 @@ PAGES = (
     Page("/zh-TW/events/{event}/register", ("prepare_event_registration",)),
     Page("/zh-TW/registrations", ("prepare_registration_cancellation",), registered=True),
 )
+# Seats `measure` takes, never given back: the visitor of each load of a page that needs a
+# registration registers first (for its forms alone once, its warm-up once, each cold load).
+REGISTRATIONS = (LOADS + 2) * sum(page.registered for page in PAGES)
 
 
 def cold_load(browser: Browser, url: str, tools: tuple[str, ...], html: str | None = None,
