@@ -6,7 +6,8 @@ the run's user has a role of its own name that may create databases and end thei
 (made by the postgres user, `make postgres`: the drop at the end must also end an autovacuum
 worker that happens to be busy in the database). Each test run gets a throwaway database,
 dropped at its end, and each test a schema of its own in it (a `search_path` in its URL):
-fresh tables at the cost of a CREATE SCHEMA. Redis is a throwaway `redis-server` on a free port, keeping nothing on disk.
+fresh tables at the cost of a CREATE SCHEMA. Redis is a throwaway `redis-server` on a free
+port, keeping nothing on disk.
 If either cannot be reached the tests that need it fail, saying how to start it: never skip.
 """
 
