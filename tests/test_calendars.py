@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+import pytest
 from bs4 import BeautifulSoup
 from helpers import JSON
 from helpers import attribute
@@ -70,17 +71,32 @@ def make_feed(visitor) -> str:
     return urlsplit(address).path
 
 
+@pytest.mark.both_backends
 def test_a_visitors_feed_follows_their_registrations(visitor, other_visitor):
+    """The feed lists the visitor's events; a cancelled one stays, marked cancelled under the
+    same UID at a higher SEQUENCE (RFC 5545), since a calendar keeps an event that merely
+    drops out of a feed; registering again confirms it at a higher SEQUENCE still."""
     registration = visitor.register(EVENT)
     visitor.register(OTHER)
     feed = make_feed(visitor)
-    assert set(events_of(visitor.get(feed))) == {EVENT, OTHER}
+    before = events_of(visitor.get(feed))
+    assert set(before) == {EVENT, OTHER}
     assert set(events_of(other_visitor.get(feed))) == {EVENT, OTHER}  # the address is the key
+    assert [str(before[e]["STATUS"]) for e in (EVENT, OTHER)] == ["CONFIRMED", "CONFIRMED"]
 
     _, token = visitor.prepare_cancellation(registration["id"])
     visitor.confirm_cancellation(registration["id"], token)
-    assert set(events_of(visitor.get(feed))) == {OTHER}
+    after = events_of(visitor.get(feed))
+    assert set(after) == {EVENT, OTHER}
+    assert (str(after[EVENT]["STATUS"]), str(after[OTHER]["STATUS"])) == ("CANCELLED", "CONFIRMED")
+    assert after[EVENT]["UID"] == before[EVENT]["UID"]
+    assert after[EVENT]["SEQUENCE"] > before[EVENT]["SEQUENCE"]
+    assert after[OTHER]["SEQUENCE"] == before[OTHER]["SEQUENCE"]
     assert "no-store" in visitor.get(feed).headers["Cache-Control"]
+
+    visitor.register(EVENT)
+    again = events_of(visitor.get(feed))[EVENT]
+    assert str(again["STATUS"]) == "CONFIRMED" and again["SEQUENCE"] > after[EVENT]["SEQUENCE"]
 
 
 def test_a_feed_address_can_be_replaced_and_stopped(visitor):
