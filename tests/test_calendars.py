@@ -82,21 +82,21 @@ def test_a_visitors_feed_follows_their_registrations(visitor, other_visitor):
     before = events_of(visitor.get(feed))
     assert set(before) == {EVENT, OTHER}
     assert set(events_of(other_visitor.get(feed))) == {EVENT, OTHER}  # the address is the key
-    assert [str(before[e]["STATUS"]) for e in (EVENT, OTHER)] == ["CONFIRMED", "CONFIRMED"]
+    assert [before[e].status for e in (EVENT, OTHER)] == ["CONFIRMED", "CONFIRMED"]
 
     _, token = visitor.prepare_cancellation(registration["id"])
     visitor.confirm_cancellation(registration["id"], token)
     after = events_of(visitor.get(feed))
     assert set(after) == {EVENT, OTHER}
-    assert (str(after[EVENT]["STATUS"]), str(after[OTHER]["STATUS"])) == ("CANCELLED", "CONFIRMED")
-    assert after[EVENT]["UID"] == before[EVENT]["UID"]
-    assert after[EVENT]["SEQUENCE"] > before[EVENT]["SEQUENCE"]
-    assert after[OTHER]["SEQUENCE"] == before[OTHER]["SEQUENCE"]
+    assert (after[EVENT].status, after[OTHER].status) == ("CANCELLED", "CONFIRMED")
+    assert after[EVENT].uid == before[EVENT].uid
+    assert after[EVENT].sequence > before[EVENT].sequence
+    assert after[OTHER].sequence == before[OTHER].sequence
     assert "no-store" in visitor.get(feed).headers["Cache-Control"]
 
     visitor.register(EVENT)
     again = events_of(visitor.get(feed))[EVENT]
-    assert str(again["STATUS"]) == "CONFIRMED" and again["SEQUENCE"] > after[EVENT]["SEQUENCE"]
+    assert again.status == "CONFIRMED" and again.sequence > after[EVENT].sequence
 
 
 def test_a_feed_address_can_be_replaced_and_stopped(visitor):

@@ -43,7 +43,8 @@ def listed_fields(html: bytes) -> list[tuple[str, str | None]]:
     """The field names of the page's error list, with the control each one links to."""
     soup = BeautifulSoup(html, "html.parser")
     named = soup.select(".error-list li > a, .error-list li > .error-field")
-    return [(name.get_text(strip=True), name.get("href")) for name in named]
+    return [(name.get_text(strip=True), str(name["href"]) if name.has_attr("href") else None)
+            for name in named]
 
 
 def send(visitor, language: str, form_id: str, headers: dict[str, str]) -> Any:
