@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+import pytest
 from bs4 import BeautifulSoup
 from helpers import JSON
 from helpers import attribute
@@ -70,17 +71,32 @@ def make_feed(visitor) -> str:
     return urlsplit(address).path
 
 
+@pytest.mark.both_backends
 def test_a_visitors_feed_follows_their_registrations(visitor, other_visitor):
+    """The feed lists the visitor's events; a cancelled one stays, marked cancelled under the
+    same UID at a higher SEQUENCE (RFC 5545), since a calendar keeps an event that merely
+    drops out of a feed; registering again confirms it at a higher SEQUENCE still."""
     registration = visitor.register(EVENT)
     visitor.register(OTHER)
     feed = make_feed(visitor)
-    assert set(events_of(visitor.get(feed))) == {EVENT, OTHER}
+    before = events_of(visitor.get(feed))
+    assert set(before) == {EVENT, OTHER}
     assert set(events_of(other_visitor.get(feed))) == {EVENT, OTHER}  # the address is the key
+    assert [before[e].status for e in (EVENT, OTHER)] == ["CONFIRMED", "CONFIRMED"]
 
     _, token = visitor.prepare_cancellation(registration["id"])
     visitor.confirm_cancellation(registration["id"], token)
-    assert set(events_of(visitor.get(feed))) == {OTHER}
+    after = events_of(visitor.get(feed))
+    assert set(after) == {EVENT, OTHER}
+    assert (after[EVENT].status, after[OTHER].status) == ("CANCELLED", "CONFIRMED")
+    assert after[EVENT].uid == before[EVENT].uid
+    assert after[EVENT].sequence > before[EVENT].sequence
+    assert after[OTHER].sequence == before[OTHER].sequence
     assert "no-store" in visitor.get(feed).headers["Cache-Control"]
+
+    visitor.register(EVENT)
+    again = events_of(visitor.get(feed))[EVENT]
+    assert again.status == "CONFIRMED" and again.sequence > after[EVENT].sequence
 
 
 def test_a_feed_address_can_be_replaced_and_stopped(visitor):

@@ -112,6 +112,26 @@ def test_one_primary_action_and_the_city_and_date_said_once(client):
     assert starts.get_text().count(year) == 1 and starts.get_text().count("Taipei time") == 1
 
 
+@pytest.mark.parametrize("language", ["en", "zh-TW"])
+@pytest.mark.parametrize("event_id", [PAID, ONLINE, FREE])
+def test_the_registration_page_says_what_the_event_page_says(client, language, event_id):
+    """The registration page's summary of the event is the event page's: start–end with the
+    zone once, the city once, the price with its amount (not "Paid"), seats and deadline."""
+    def said(path: str) -> dict[str, str]:
+        soup = BeautifulSoup(client.get(path).data, "html.parser")
+        scope = one(soup, '[itemtype="https://schema.org/Event"]')
+        return {part: one(scope, selector).get_text(" ", strip=True)
+                for part, selector in [("when", ".event-meta"), ("facts", "dl.facts"),
+                                       ("where", '[itemprop="location"]')]}
+
+    register_page = said(f"/{language}/events/{event_id}/register")
+    assert register_page == said(f"/{language}/events/{event_id}")
+    assert "–" in register_page["when"]  # the end too, not only the start
+    if event_id == PAID:
+        assert "NT$500" in register_page["facts"]
+        assert register_page["where"].count("Taipei" if language == "en" else "台北") == 1
+
+
 def test_a_saved_event_can_be_unsaved_from_its_page(visitor):
     visitor.save(FREE)
     soup = BeautifulSoup(visitor.get(f"/en/events/{FREE}").data, "html.parser")

@@ -1,6 +1,6 @@
-"""axe-core finds nothing in the states people reach, at desktop and phone sizes: the lists,
-a preview, the event page, a refused form, the review, the confirmation, the modal cancel
-dialog, the calendar address.
+"""axe-core finds nothing in the states people reach, at desktop and phone sizes: a refused
+search, the lists, a preview, the event page, a refused form, the review, the confirmation,
+the modal cancel dialog, the calendar address.
 
 axe runs in the page through Playwright (axe-playwright-python bundles axe-core), so it needs
 JavaScript: the states are reached with it on (a tab without it cannot run axe at all).
@@ -57,6 +57,9 @@ def register_and_review(tab: Tab) -> Iterator[str]:
 
 
 def search_and_look(tab: Tab) -> Iterator[str]:
+    tab.open("/events?level=guru&date_from=soon")
+    tab.page.locator(".error-list").wait_for()
+    yield "a refused search"
     tab.open("/events")
     yield "the events list"
     tab.page.get_by_role("radio").first.check()

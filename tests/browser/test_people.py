@@ -79,6 +79,21 @@ def test_confirming_says_so_once_and_the_message_takes_the_focus(js_tab):
     assert js_tab.text("You are registered: one seat is yours.") in focused_text(js_tab)
 
 
+@pytest.mark.parametrize("language", ["en", "zh-TW"])
+def test_on_a_phone_the_review_comes_into_view_and_takes_the_focus(js_tab):
+    """The review arrives below the form: on a phone it is brought into view, whole, and takes
+    the focus (as the confirmation after it does), so the person sees what to check."""
+    page = js_tab.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    review(js_tab, "Ann Lee", "ann@example.com")
+    page.locator(".review").wait_for()
+    page.wait_for_function(
+        "() => { const box = document.querySelector('.review').getBoundingClientRect();"
+        " return box.top >= 0 && box.bottom <= innerHeight; }")
+    page.wait_for_function("() => document.activeElement.classList.contains('review')")
+    assert js_tab.text("Check and confirm") in focused_text(js_tab)
+
+
 def open_cancel_dialog(tab: Tab) -> None:
     """A registered person chooses their registration and asks to cancel it."""
     tab.register_as_person(ROOMY_EVENT)

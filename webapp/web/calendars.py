@@ -45,8 +45,9 @@ def event_file(event_id: str) -> Response:
 
 @bp.get("/feed/<token>.ics")
 def feed(token: str) -> Response:
-    """A visitor's private feed: their registrations' events, as long as the address is
-    theirs (a replaced or stopped address is not found). Never cached: it is personal."""
+    """A visitor's private feed: their registrations' events, the cancelled ones marked so,
+    as long as the address is theirs (a replaced or stopped address is not found). Never
+    cached: it is personal."""
     events = actions.feed_events(get_db(), token, action_context(None))
     if events is None:
         abort(404)
@@ -60,13 +61,19 @@ def page_of(event: dict[str, Any]) -> str:
 
 def calendar_event(event: dict[str, Any]) -> CalendarEvent:
     """One event (as its details show it) as a VEVENT. Its UID is the same in every file, so
-    a calendar that has the event updates it rather than adding it twice."""
+    a calendar that has the event updates it rather than adding it twice. In a feed the event
+    also says whether it is cancelled for this visitor, at which revision (`sequence`): a
+    calendar removes an event only when told so under its UID, at a higher SEQUENCE."""
     page = page_of(event)
-    return CalendarEvent.new(
+    entry = CalendarEvent.new(
         uid=f"{event['id']}@{site_url().split('://', 1)[-1]}", summary=event["title"],
         start=_in_site_zone(event["startsAt"]), end=_in_site_zone(event["endsAt"]),
         stamp=site_now().astimezone(UTC), location=event["venue"], url=page,
         description=f"{event['summary']}\n\n{page}")
+    if "cancelled" in event:
+        entry.add("status", "CANCELLED" if event["cancelled"] else "CONFIRMED")
+        entry.add("sequence", event["sequence"])
+    return entry
 
 
 def calendar_file(events: list[dict[str, Any]], name: str) -> Response:

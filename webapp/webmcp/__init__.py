@@ -59,6 +59,7 @@ class WebMCP:
         app.cli.add_command(DevCommands("webmcp", help="WebMCP declarative forms: lint "
                                                        "templates, print the tool manifest."))
         app.jinja_env.globals.update(
+            webmcp_catalog=catalog,
             webmcp_tool=self.tool,
             tool_controls=self.controls,
             hx_partial_request=is_partial,

@@ -2,8 +2,10 @@
 
 A person makes the feed's address on their registrations page: a random token in the address,
 shown once there and stored only as a hash. A calendar application that subscribes to it sees
-the events of the visitor's active registrations, so a cancellation leaves the calendar at its
-next refresh. Making a new address stops the old one; stopping the feed stops it at once.
+the events the visitor registered for. A cancelled one stays in the feed, marked cancelled: a
+calendar keeps an event that merely drops out of a feed, so only a cancellation it is told of
+takes the event out of the person's days. Making a new address stops the old one; stopping
+the feed stops it at once.
 Like connecting an agent, this is a person's step, never a tool.
 """
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from flask_babel import gettext as _
 
+from ...storage import Registration
 from ...storage import Storage
 from ...webmcp.result import Status
 from ...webmcp.result import ToolResult
@@ -61,16 +64,28 @@ def calendar_feed_since(db: Storage, ctx: ActionContext) -> datetime | None:
 
 
 def feed_events(db: Storage, token: str, ctx: ActionContext) -> list[dict[str, Any]] | None:
-    """The events of the active registrations of the visitor whose feed has this token,
-    soonest first; None when no feed has it (never made, replaced or stopped)."""
+    """The events the visitor whose feed has this token registered for, soonest first; None
+    when no feed has it (never made, replaced or stopped).
+
+    Each is the event's details plus `cancelled` (no registration of theirs for it is
+    active) and `sequence`, the RFC 5545 revision of their calendar entry: each registration
+    and each cancellation after the first registration raises it, so a calendar applies the
+    latest (registered, cancelled, registered again…).
+    """
     visitor_id = db.calendar_feed_owner(hash_token(token))
     if visitor_id is None:
         return None
-    events = []
+    by_event: dict[str, list[Registration]] = {}
     for registration in db.visitor_registrations(visitor_id):
-        event = db.get_event(registration.event_id, count_seats=True)
-        if registration.state == "active" and event is not None:
-            events.append(event_details(event, ctx.now, ctx.timezone))
+        by_event.setdefault(registration.event_id, []).append(registration)
+    events = []
+    for event_id, registrations in by_event.items():
+        event = db.get_event(event_id, count_seats=True)
+        if event is None:
+            continue
+        cancelled = all(r.state == "cancelled" for r in registrations)
+        events.append({**event_details(event, ctx.now, ctx.timezone), "cancelled": cancelled,
+                       "sequence": 2 * (len(registrations) - 1) + int(cancelled)})
     return sorted(events, key=lambda event: event["startsAt"])
 
 
