@@ -4,16 +4,16 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-shifted install catalogs translations browser nginx services postgres redis \
-	static lint bench wrk clean
+.PHONY: run test test-shifted install catalogs translations browser lighthouse nginx services \
+	postgres redis static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
 	$(BIN)/gunicorn
 
-## Install everything (Chromium, nginx, PostgreSQL and Redis included), run the whole test
-## suite, then the shifted-clock runs
-test: install browser nginx services static lint
+## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), run the
+## whole test suite, then the shifted-clock runs
+test: install browser lighthouse nginx services static lint
 	$(BIN)/pytest
 	@$(MAKE) --no-print-directory test-shifted
 
@@ -32,7 +32,7 @@ test-shifted: install services static
 	if [ -n "$$failed" ]; then echo "shifted-clock runs failed:$$failed" >&2; exit 1; fi
 
 ## Benchmarks: print the figures and write them to bench/results/latest.json
-bench: install browser services static wrk
+bench: install browser lighthouse services static wrk
 	$(BIN)/python -m bench
 
 # wrk sends the benchmarks' HTTP load (keep-alive, latency percentiles, little CPU of its own).
@@ -69,6 +69,18 @@ translations: $(VENV)/.installed
 browser:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 	@chromium --version 2>/dev/null | grep -q Chromium || { echo "chromium is not usable" >&2; exit 1; }
+
+# Lighthouse audits the pages people land on (tests/browser/test_lighthouse.py, bench table 11)
+# with Debian's chromium (CHROME_PATH): npm installs exactly what tools/lighthouse's lock file
+# pins, without install scripts, and never a browser. Debian's nodejs (18 in bookworm) is enough
+# for the pinned Lighthouse 12; 13 needs Node 22.
+LIGHTHOUSE_INSTALLED = tools/lighthouse/node_modules/.installed
+lighthouse: browser $(LIGHTHOUSE_INSTALLED)
+
+$(LIGHTHOUSE_INSTALLED): tools/lighthouse/package.json tools/lighthouse/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y nodejs npm; }
+	cd tools/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
 
 # Debian's nginx runs in front of gunicorn in the production setup (deploy/), and its test
 # starts it from a temporary folder on loopback ports; it is never used as a service here.
@@ -115,5 +127,5 @@ lint: install
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) instance bench/results
+	rm -rf $(VENV) instance bench/results tools/lighthouse/node_modules
 	find static -name '*.gz' -delete

@@ -20,6 +20,7 @@ from webapp.datasets.synthetic import COMMON_WORD
 from . import backends
 from . import floors
 from . import growth
+from . import lighthouse
 from . import matrix
 from . import pages
 from . import payload
@@ -44,12 +45,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
-    parser.add_argument("--only", choices=["matrix"],
+    parser.add_argument("--only", choices=["matrix", "lighthouse"],
                         help="measure only this table (printed, not saved: latest.json keeps "
                              "whole runs)")
     args = parser.parse_args()
     if args.only == "matrix":
         only_matrix(args.rounds)
+        return
+    if args.only == "lighthouse":
+        only_lighthouse()
         return
     started = time.monotonic()
     results: dict[str, Any] = {
@@ -91,6 +95,8 @@ def main() -> None:
             print("4: writes under contention…", flush=True)
             results["writes"] = writes.measure(base, contended)
     results["postgresql"] = backends.measure_postgres(args.rounds)
+    print("11: Lighthouse performance…", flush=True)
+    results["lighthouse"] = lighthouse.measure()
     results["machine"]["loadAfter"] = load_average()
     results["machine"]["seconds"] = round(time.monotonic() - started)
     print()
@@ -107,6 +113,14 @@ def only_matrix(rounds: int) -> None:
             found = matrix.measure(base, largest, rounds)
     print(f"load {load_average()} after\n")
     print(report.matrix_tables(found))
+
+
+def only_lighthouse() -> None:
+    """Table 11 alone: Lighthouse's performance score of the pages people land on."""
+    print(f"load {load_average()} before", flush=True)
+    found = lighthouse.measure()
+    print(f"load {load_average()} after\n")
+    print(report.lighthouse_table(found))
 
 
 if __name__ == "__main__":

@@ -146,6 +146,20 @@ def round_trip_table(rows: list[dict[str, Any]]) -> str:
                  ["call", "", "floor", "JS on", "÷ floor", "JS off", "÷ floor"], body)
 
 
+def lighthouse_table(rows: list[dict[str, Any]]) -> str:
+    """Table 11: Lighthouse's performance score and its metrics, page by page, as a phone and
+    as a desktop, after the smallest page in the same form factor."""
+    return table("11. Lighthouse performance (one run each, throttling simulated: mobile = a "
+                 "slow phone on a slow 4G network, desktop = its preset; ms; LCP ÷ baseline = "
+                 "the page's largest contentful paint over the smallest page's)",
+                 ["page", "form factor", "score", "FCP", "LCP", "TBT", "CLS", "Speed Index",
+                  "LCP ÷ baseline"],
+                 [[row["page"], row["formFactor"], row["score"], f"{row['fcpMs']:.0f}",
+                   f"{row['lcpMs']:.0f}", f"{row['tbtMs']:.0f}", f"{row['cls']:.3f}",
+                   f"{row['speedIndexMs']:.0f}", f"{row['lcpOverBaseline']:.2f}"]
+                  for row in rows])
+
+
 def render(results: dict[str, Any]) -> str:
     """Every table, in the order of the issue."""
     settings = results["settings"]
@@ -225,6 +239,8 @@ def render(results: dict[str, Any]) -> str:
         out.append(side_by_side({"SQLite": {"matrix": results["matrix"],
                                             "writes": results["writes"]},
                                  "PostgreSQL": results["postgresql"]}))
+    if "lighthouse" in results:
+        out.append(lighthouse_table(results["lighthouse"]))
     out.append(table("Goals", ["goal", "measured", "met"],
                      [[goal, figure, "yes" if met else "NO"]
                       for goal, figure, met in goals(results)]))

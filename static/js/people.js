@@ -16,7 +16,6 @@
  * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
  * - A chosen event's preview is brought into view when it is off screen (below the list on
  *   a phone).
- * - On a phone the search filters fold away (unless one is set), so results come first.
  * - While a form is sending, its buttons are disabled (no double submits) and it is marked
  *   aria-busy, which the stylesheet shows as a spinner on its button.
  *
@@ -141,19 +140,7 @@
     }
   });
 
-  /* Filters fold away on a narrow screen, unless the search uses one. */
-  function foldFilters() {
-    if (!window.matchMedia("(max-width: 47.99rem)").matches) { return; }
-    document.querySelectorAll("details.filters").forEach(function (filters) {
-      var used = Array.prototype.some.call(filters.querySelectorAll("input, select"), function (control) {
-        return control.value !== "";
-      });
-      if (!used) { filters.open = false; }
-    });
-  }
-
   function start() {
-    foldFilters();
     onChanges();
     new MutationObserver(onChanges).observe(document.body, { childList: true, subtree: true, characterData: true });
   }
