@@ -53,8 +53,8 @@ def matrix_tables(matrix: dict[str, Any]) -> str:
                         for name, chosen in matrix["filterSets"].items())
     lines = [table(
         "9. Search matrix (100 000 events, gunicorn 2 workers, concurrency 1): each cell's p50 "
-        f"÷ /health p50 in the same round (/health p50 {spread_text(matrix['healthP50Ms'])} "
-        "ms), median of the rounds",
+        "÷ the p50 of /health timed alternately with it (/health p50 "
+        f"{spread_text(matrix['healthP50Ms'])} ms), median of the rounds",
         ["words (band: text)", *columns], rows),
         f"Words by share of upcoming events: {words}.",
         f"Filters: {filters}.",

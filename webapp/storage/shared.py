@@ -107,9 +107,10 @@ def plan_terms(query: EventQuery, events_holding: Callable[[list[str]], Mapping[
     if query.text is not None and not words:
         return None
     events = events_holding([*words, search.facet_term(facets)])
+    every_event = search.every_event("")
     locations = ([query.location] if query.location is not None else
-                 [term.split(search.LOCATION_MARK)[1] for term in events
-                  if term.startswith(search.every_event(""))])
+                 [term.removeprefix(every_event) for term in events
+                  if term.startswith(every_event)])
     conjunctions = search.Search.of(words, facets, sorted(locations)).by_rarity(events)
     if not conjunctions:
         return None

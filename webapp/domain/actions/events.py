@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 from datetime import datetime
 from datetime import time
@@ -73,24 +72,21 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
         "hasMore": found.has_more and page < LAST_PAGE,
         "events": [event_summary(event, ctx.timezone) for event in found.events],
     }
-    answer = ToolResult(action="search_events", status=Status.SUCCESS, data=data,
-                        applied_filters=applied, constraints_relaxed=False,
-                        message=_found_message(found.count, found.count_capped, page,
-                                               len(found.events)),
-                        next_action=_("For one event in full, call get_event_details with its "
-                                      "id as given; never invent ids."),
-                        untrusted_fields=("data.events[].title", "data.events[].summary"))
     if found.count == 0:
-        return replace(
-            answer,
-            status=Status.NO_RESULTS,
+        return ToolResult(
+            action="search_events", status=Status.NO_RESULTS, data=data,
+            applied_filters=applied, constraints_relaxed=False,
             message=_("No upcoming event matches all the conditions given."),
             requires_user_decision=True,
             next_action=_("Tell the user that nothing matched and ask before removing or "
-                          "changing any condition; do not relax the conditions yourself."),
-            untrusted_fields=(),
-        )
-    return answer
+                          "changing any condition; do not relax the conditions yourself."))
+    return ToolResult(action="search_events", status=Status.SUCCESS, data=data,
+                      applied_filters=applied, constraints_relaxed=False,
+                      message=_found_message(found.count, found.count_capped, page,
+                                             len(found.events)),
+                      next_action=_("For one event in full, call get_event_details with its "
+                                    "id as given; never invent ids."),
+                      untrusted_fields=("data.events[].title", "data.events[].summary"))
 
 
 def first_index(page: int) -> int:
