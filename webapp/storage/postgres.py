@@ -21,11 +21,13 @@ and a registration cancelled once when two requests race, as under SQLite's writ
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import UTC
 from datetime import datetime
@@ -77,6 +79,11 @@ REGISTRATION_SELECT = (
 # time, and one writer changes the catalog (search keys and term counts) at a time.
 SCHEMA_LOCK = 0x77656D6370_01
 CATALOG_LOCK = 0x77656D6370_02
+# How a search reads its matches (`PostgresStorage._windows`): a window is this many times
+# the events expected to hold a page and a capped count, the next one this many times larger.
+WINDOW_MARGIN = 3
+WINDOW_GROWTH = 4
+WINDOW_PLANNER = {"random_page_cost": "40", "cpu_index_tuple_cost": "0"}
 
 
 def stored(moment: datetime) -> datetime:
@@ -108,6 +115,14 @@ def connect(url: str) -> Connection[DictRow]:
 
 class PostgresStorage:
     """The site's data in one PostgreSQL database."""
+
+    # Searches whose conjunctions are expected to be held by at most this many events read
+    # them all at once; no window spans fewer events (see `_windows`). Tests lower both, to
+    # read small datasets window by window too.
+    read_whole_up_to = 2_000
+    window_floor = 500
+    # A window this wide (a share of all events, past ones too) reads them all at once.
+    widest_window = 0.4
 
     def __init__(self, conn: Connection[DictRow]):
         self.conn = conn
@@ -334,25 +349,125 @@ class PostgresStorage:
                       count_cap: int) -> EventPage:
         """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`
         (the same terms and conjunctions as SQLite: `shared.plan_terms`)."""
-        plan = plan_terms(query, self._events_holding)
-        if plan is None:
+        planned = self._plan(query)
+        if planned is None:
             return NO_MATCHES
-        sql, params = self._matches(plan)
-        keys = [row["search_key"] for row in self.conn.execute(
-            sql, [*params, needed(limit, offset, count_cap)])]
+        keys = self._read_matches(*planned, needed(limit, offset, count_cap))
         return page_of(keys, limit, offset, count_cap, self._events_at)
 
+    def _plan(self, query: EventQuery) -> tuple[TermsPlan, dict[str, int]] | None:
+        """The terms `query` reads (`shared.plan_terms`) and how many events hold each."""
+        counts: dict[str, int] = {}
+
+        def holding(terms: list[str]) -> dict[str, int]:
+            counts.update(self._events_holding(terms))
+            return counts
+
+        plan = plan_terms(query, holding)
+        return None if plan is None else (plan, counts)
+
+    def _read_matches(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int
+                      ) -> list[int]:
+        """The keys of the first `wanted` events holding one of the plan's conjunctions, in
+        key order: all at once when few events hold them, else window by window."""
+        windows = self._windows(plan, counts, wanted)
+        if windows is None:
+            return self._keys_within(plan, plan.first, plan.end, wanted)
+        keys: list[int] = []
+        start, size = plan.first, windows
+        while True:
+            stop = self._window_end(start, size, plan.end)
+            keys += self._keys_within(plan, start, stop, wanted - len(keys))
+            if len(keys) >= wanted or stop is None or stop == plan.end:
+                return keys
+            start, size = stop, size * WINDOW_GROWTH
+
+    def _windows(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int) -> int | None:
+        """How many events (in key order) the first window spans; None: read every holder
+        of the conjunctions at once, through the GIN index, and sort them.
+
+        Reading every holder costs a heap visit each (about 4 µs); a window costs a walk of
+        the key index over its events (well under 1 µs each, twice: to find where it ends,
+        then to intersect with the holders) and a heap visit per holder inside it. So the
+        expected holders decide: how many events hold each conjunction, its terms taken as
+        independent within its location (our exact counts of each term; the planner, which
+        takes the located terms as independent across locations too, guesses far fewer).
+        Up to `read_whole_up_to` holders, or when the window would span most events anyway,
+        all at once; else a window holding `WINDOW_MARGIN` times the wanted matches. The
+        estimate only sizes the window: a wrong one costs another window, never an answer.
+        """
+        every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
+                 if term.startswith(search.every_event(""))}
+        expected = 0.0
+        for conjunction in plan.conjunctions:
+            located = every.get(conjunction[0].split(search.LOCATION_MARK)[1], 0)
+            if located:
+                expected += located * math.prod(counts.get(term, 0) / located
+                                                for term in conjunction)
+        if expected <= self.read_whole_up_to:
+            return None
+        events = sum(every.values())
+        window = max(self.window_floor, math.ceil(wanted * events / expected * WINDOW_MARGIN))
+        return window if window < events * self.widest_window else None
+
+    def _window_end(self, start: int, size: int, end: int | None) -> int | None:
+        """The key `size` events after `start` (an index-only walk of the key index), or
+        `end` when the window would reach it."""
+        row = self.conn.execute(
+            "SELECT search_key FROM events WHERE search_key >= %s "
+            "ORDER BY search_key OFFSET %s LIMIT 1", [start, size], prepare=False).fetchone()
+        if row is None or (end is not None and row["search_key"] >= end):
+            return end
+        return int(row["search_key"])
+
+    def _keys_within(self, plan: TermsPlan, first: int, end: int | None, wanted: int
+                     ) -> list[int]:
+        """The keys of the first `wanted` events from `first` and before `end` that hold one
+        of the plan's conjunctions."""
+        sql, params = self._matches(plan.conjunctions, first, end)
+        with self._planned_for(windowed=end is not None and end != plan.end):
+            return [row["search_key"] for row in self.conn.execute(
+                sql, [*params, wanted], prepare=False)]
+
+    @contextmanager
+    def _planned_for(self, windowed: bool) -> Iterator[None]:
+        """Statements planned for reading a window: heap pages dear, index entries free.
+
+        The planner estimates a conjunction of located terms as if its terms were
+        independent across locations too (community_@kaohsiung and _price_paid@kaohsiung:
+        41 events, where 3 641 hold both), so within a window it may read every holder
+        through the GIN index and filter their keys (14.9 ms at 100 000 events) rather than
+        intersect them with the window's keys in the key index first (a BitmapAnd, 2.1 ms).
+        Our counts say the holders are many (that is why there is a window), so the window's
+        statement is planned with a random page ten times dearer and an index entry free:
+        then every window of the bench's matrix is read by a BitmapAnd (with the default
+        costs 23 of its 25 windowed cells were, with the page cost alone 24).
+        """
+        if not windowed:
+            yield
+            return
+        with self.transaction():
+            self.conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(
+                WINDOW_PLANNER)), [part for item in WINDOW_PLANNER.items() for part in item])
+            yield
+
     @staticmethod
-    def _matches(plan: TermsPlan) -> tuple[str, list[Any]]:
-        """The keys of the events holding every term of one of the plan's conjunctions, in
-        key order, up to a last parameter: the GIN index finds the holders of each
-        conjunction, or the key index is walked in order when they are many."""
-        bounds = "search_key >= %s" + (" AND search_key < %s" if plan.end is not None else "")
-        holding = " OR ".join("terms @> %s::text[]" for _ in plan.conjunctions)
-        params = [plan.first, *([plan.end] if plan.end is not None else []),
-                  *plan.conjunctions]
+    def _matches(conjunctions: list[list[str]], first: int, end: int | None
+                 ) -> tuple[str, list[Any]]:
+        """The keys of the events holding every term of one of `conjunctions`, from `first`
+        and before `end`, in key order, up to a last parameter: always through the GIN
+        index, then sorted. `search_key + 0` keeps the planner from walking the key index in
+        order and filtering every row's terms (10–15 µs a row, the terms decompressed): it
+        may take a rare conjunction for a common one and walk a long way (a rare word: 1.3 s,
+        bench/README.md), and the windows (`_windows`) already stop early where a walk would.
+
+        Run with `prepare=False`: psycopg prepares a statement run five times, and a
+        prepared one may be given a generic plan, blind to the window and the terms."""
+        bounds = "search_key >= %s" + (" AND search_key < %s" if end is not None else "")
+        holding = " OR ".join("terms @> %s::text[]" for _ in conjunctions)
+        params = [first, *([end] if end is not None else []), *conjunctions]
         return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
-                "ORDER BY search_key LIMIT %s", params)
+                "ORDER BY search_key + 0 LIMIT %s", params)
 
     def _events_at(self, keys: list[int]) -> list[Event]:
         """The events with these search keys, in key order."""
@@ -371,13 +486,21 @@ class PostgresStorage:
 
     @guarded
     def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
-        """PostgreSQL's plan (EXPLAIN) for reading a search's matches."""
-        plan = plan_terms(query, self._events_holding)
-        if plan is None:
+        """PostgreSQL's plan (EXPLAIN) for reading a search's matches: of its first window
+        when it reads window by window (a line above the plan says which)."""
+        planned = self._plan(query)
+        if planned is None:
             return []
-        sql, params = self._matches(plan)
-        return [row["QUERY PLAN"] for row in self.conn.execute(
-            f"EXPLAIN {sql}", [*params, needed(limit, 0, count_cap)])]
+        plan, counts = planned
+        wanted = needed(limit, 0, count_cap)
+        windows = self._windows(plan, counts, wanted)
+        end = plan.end if windows is None else self._window_end(plan.first, windows, plan.end)
+        read = ("every holder at once" if windows is None else
+                f"window by window, the first {windows:,} events in key order")
+        sql, params = self._matches(plan.conjunctions, plan.first, end)
+        with self._planned_for(windowed=end != plan.end):
+            return [f"-- {read}", *(row["QUERY PLAN"] for row in self.conn.execute(
+                f"EXPLAIN {sql}", [*params, wanted], prepare=False))]
 
     # -- visitors -----------------------------------------------------------------------
 
