@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -79,12 +80,37 @@ REGISTRATION_SELECT = (
 # time, and one writer changes the catalog (search keys and term counts) at a time.
 SCHEMA_LOCK = 0x77656D6370_01
 CATALOG_LOCK = 0x77656D6370_02
-# How a search reads its matches (`PostgresStorage._windows`): a window is this many times
-# the events expected to hold a page and a capped count, the next one this many times larger.
+# How a search reads its matches (`PostgresStorage._window`, `_matches`): every holder at
+# once, or window by window, each window's keys intersected with the holders or walked.
+WHOLE, INTERSECT, WALK = "whole", "intersect", "walk"
+# A window spans this many times the events expected to hold a page and a capped count; the
+# next one, if needed, is this many times wider.
 WINDOW_MARGIN = 3
 WINDOW_GROWTH = 4
-WINDOW_PLANNER = {"random_page_cost": "40", "cpu_index_tuple_cost": "0"}
+# What walking one event costs, in entries of GIN lists read (about 20 µs / 0.15 µs).
+WALKED_EVENT_IN_POSTINGS = 150
+# The planner's settings for each way of reading (`set_config(..., true)`: this transaction).
+# INTERSECT: the planner estimates a conjunction of located terms as if its terms were
+# independent across locations too (community_@kaohsiung and _price_paid@kaohsiung: 41
+# events, where 3 641 hold both), so within a window it may read every holder through the
+# GIN index and filter their keys (14.9 ms at 100 000 events) rather than intersect them
+# with the window's keys first (a BitmapAnd, 2.1 ms). Our counts say the holders are many
+# (that is why there is a window): a random page ten times dearer and an index entry free
+# make the BitmapAnd the plan of every window of the bench's matrix (with the default costs
+# 23 of its 25 windows had it, with the page cost alone 24). WALK: the key index in order.
+PLANNER_SETTINGS = {
+    INTERSECT: {"random_page_cost": "40", "cpu_index_tuple_cost": "0"},
+    WALK: {"enable_bitmapscan": "off", "enable_seqscan": "off"},
+}
 
+
+@dataclass(frozen=True)
+class Window:
+    """How a search reads many holders: `size` events at a time in key order, each window
+    read as `reading` says (INTERSECT or WALK)."""
+
+    size: int
+    reading: str
 
 def stored(moment: datetime) -> datetime:
     """A datetime as stored: UTC, to the second (as SQLite keeps it, so both order alike)."""
@@ -117,7 +143,7 @@ class PostgresStorage:
     """The site's data in one PostgreSQL database."""
 
     # Searches whose conjunctions are expected to be held by at most this many events read
-    # them all at once; no window spans fewer events (see `_windows`). Tests lower both, to
+    # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
     # read small datasets window by window too.
     read_whole_up_to = 2_000
     window_floor = 500
@@ -370,31 +396,36 @@ class PostgresStorage:
                       ) -> list[int]:
         """The keys of the first `wanted` events holding one of the plan's conjunctions, in
         key order: all at once when few events hold them, else window by window."""
-        windows = self._windows(plan, counts, wanted)
-        if windows is None:
-            return self._keys_within(plan, plan.first, plan.end, wanted, windowed=False)
+        window = self._window(plan, counts, wanted)
+        if window is None:
+            return self._keys_within(plan, plan.first, plan.end, wanted, WHOLE)
         keys: list[int] = []
-        start, size = plan.first, windows
+        start, size = plan.first, window.size
         while True:
             stop = self._window_end(start, size, plan.end)
             keys += self._keys_within(plan, start, stop, wanted - len(keys),
-                                      windowed=stop is not None)
+                                      window.reading if stop is not None else WHOLE)
             if len(keys) >= wanted or stop is None or stop == plan.end:
                 return keys
             start, size = stop, size * WINDOW_GROWTH
 
-    def _windows(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int) -> int | None:
-        """How many events (in key order) the first window spans; None: read every holder
-        of the conjunctions at once, through the GIN index, and sort them.
+    def _window(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int
+                ) -> Window | None:
+        """How to read the matches window by window; None: read every holder of the
+        conjunctions at once, through the GIN index, and sort them.
 
-        Reading every holder costs a heap visit each (about 4 µs); a window costs a walk of
-        the key index over its events (well under 1 µs each, twice: to find where it ends,
-        then to intersect with the holders) and a heap visit per holder inside it. So the
-        expected holders decide: how many events hold each conjunction, its terms taken as
-        independent within its location (our exact counts of each term; the planner, which
-        takes the located terms as independent across locations too, guesses far fewer).
-        Up to `read_whole_up_to` holders, or when the window would span most events anyway,
-        all at once; else a window holding `WINDOW_MARGIN` times the wanted matches. The
+        Reading every holder costs a heap visit each (about 4 µs). A window costs a walk of
+        the key index over its events to find where it ends (well under 1 µs each), then
+        either the GIN lists of the conjunctions' terms (about 0.15 µs an entry) intersected
+        with the window's keys and a heap visit per match, or a walk of the window in key
+        order that decompresses each event's terms (15–25 µs an event) and stops at the
+        last match wanted. So the expected holders decide: how many events hold each
+        conjunction, its terms taken as independent within its location (our exact counts
+        of each term; the planner, which takes the located terms as independent across
+        locations too, guesses far fewer). Up to `read_whole_up_to` holders, or when a
+        window would span most events anyway, all at once; else windows of `WINDOW_MARGIN`
+        times the events expected to hold the wanted matches, walked when walking them costs
+        less than reading the GIN lists (only a very common word alone, in practice). The
         estimate only sizes the window: a wrong one costs another window, never an answer.
         """
         every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
@@ -408,8 +439,13 @@ class PostgresStorage:
         if expected <= self.read_whole_up_to:
             return None
         events = sum(every.values())
-        window = max(self.window_floor, math.ceil(wanted * events / expected * WINDOW_MARGIN))
-        return window if window < events * self.widest_window else None
+        walked = wanted * events / expected
+        size = max(self.window_floor, math.ceil(walked * WINDOW_MARGIN))
+        if size >= events * self.widest_window:
+            return None
+        postings = sum(counts.get(term, 0) for conjunction in plan.conjunctions
+                       for term in conjunction)
+        return Window(size, WALK if walked * WALKED_EVENT_IN_POSTINGS < postings else INTERSECT)
 
     def _window_end(self, start: int, size: int, end: int | None) -> int | None:
         """The key `size` events after `start` (an index-only walk of the key index), or
@@ -422,59 +458,52 @@ class PostgresStorage:
         return int(row["search_key"])
 
     def _keys_within(self, plan: TermsPlan, first: int, end: int | None, wanted: int,
-                     windowed: bool) -> list[int]:
+                     reading: str) -> list[int]:
         """The keys of the first `wanted` events from `first` and before `end` that hold one
-        of the plan's conjunctions (`windowed`: many hold them, `end` bounds a window)."""
-        sql, params = self._matches(plan.conjunctions, first, end, windowed)
-        with self._planned_for(windowed):
+        of the plan's conjunctions, read as `reading` says (`_matches`)."""
+        sql, params = self._matches(plan.conjunctions, first, end, reading)
+        with self._planned_for(reading):
             return [row["search_key"] for row in self.conn.execute(
                 sql, [*params, wanted], prepare=False)]
 
     @contextmanager
-    def _planned_for(self, windowed: bool) -> Iterator[None]:
-        """Statements planned for reading a window: heap pages dear, index entries free.
-
-        The planner estimates a conjunction of located terms as if its terms were
-        independent across locations too (community_@kaohsiung and _price_paid@kaohsiung:
-        41 events, where 3 641 hold both), so within a window it may read every holder
-        through the GIN index and filter their keys (14.9 ms at 100 000 events) rather than
-        intersect them with the window's keys in the key index first (a BitmapAnd, 2.1 ms).
-        Our counts say the holders are many (that is why there is a window), so the window's
-        statement is planned with a random page ten times dearer and an index entry free:
-        then every window of the bench's matrix is read by a BitmapAnd (with the default
-        costs 23 of its 25 windowed cells were, with the page cost alone 24).
-        """
-        if not windowed:
+    def _planned_for(self, reading: str) -> Iterator[None]:
+        """Statements planned for the way they read (`PLANNER_SETTINGS`), in a transaction
+        of their own when they change the planner's settings."""
+        settings = PLANNER_SETTINGS.get(reading)
+        if not settings:
             yield
             return
         with self.transaction():
             self.conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(
-                WINDOW_PLANNER)), [part for item in WINDOW_PLANNER.items() for part in item])
+                settings)), [part for item in settings.items() for part in item])
             yield
 
     @staticmethod
-    def _matches(conjunctions: list[list[str]], first: int, end: int | None, windowed: bool
+    def _matches(conjunctions: list[list[str]], first: int, end: int | None, reading: str
                  ) -> tuple[str, list[Any]]:
         """The keys of the events holding every term of one of `conjunctions`, from `first`
-        and before `end`, in key order, up to a last parameter: always through the GIN
-        index, then sorted. `search_key + 0` keeps the planner from walking the key index in
-        order and filtering every row's terms (10–15 µs a row, the terms decompressed): it
-        may take a rare conjunction for a common one and walk a long way (a rare word: 1.3 s,
-        bench/README.md), and the windows (`_windows`) already stop early where a walk would.
+        and before `end`, in key order, up to a last parameter.
 
-        Outside a window the bounds are filters only (`+ 0` again): the holders are few, and
-        a bitmap of the key index over every upcoming event (50 000 entries, 7 ms) costs far
-        more than the few past holders it would rule out; the planner, which guesses 500
-        holders for a term outside its most common elements, ANDed that bitmap in.
+        WHOLE and INTERSECT read through the GIN index, then sort: `ORDER BY search_key + 0`
+        keeps the planner from walking the key index in order and decompressing every
+        row's terms, which it may do for a rare conjunction it takes for a common one (a
+        rare word: 1.3 s, bench/README.md). WHOLE's bounds are filters only (`+ 0` again):
+        its holders are few, and a bitmap of the key index over every upcoming event
+        (50 000 entries, 7 ms) costs far more than the few past holders it would rule out;
+        the planner, which guesses 500 holders for a term outside its most common elements,
+        ANDed that bitmap in. INTERSECT's bounds are a window's: its keys ANDed with the
+        holders. WALK walks the window's keys in order and stops at the last one wanted.
 
         Run with `prepare=False`: psycopg prepares a statement run five times, and a
         prepared one may be given a generic plan, blind to the window and the terms."""
-        key = "search_key" if windowed else "search_key + 0"
+        key = "search_key + 0" if reading == WHOLE else "search_key"
+        order = "search_key" if reading == WALK else "search_key + 0"
         bounds = f"{key} >= %s" + (f" AND {key} < %s" if end is not None else "")
         holding = " OR ".join("terms @> %s::text[]" for _ in conjunctions)
         params = [first, *([end] if end is not None else []), *conjunctions]
         return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
-                "ORDER BY search_key + 0 LIMIT %s", params)
+                f"ORDER BY {order} LIMIT %s", params)
 
     def _events_at(self, keys: list[int]) -> list[Event]:
         """The events with these search keys, in key order."""
@@ -493,21 +522,22 @@ class PostgresStorage:
 
     @guarded
     def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
-        """PostgreSQL's plan (EXPLAIN) for reading a search's matches: of its first window
-        when it reads window by window (a line above the plan says which)."""
+        """PostgreSQL's plan (EXPLAIN) for reading a search's matches, of its first window
+        when it reads window by window; a line above the plan says how it reads."""
         planned = self._plan(query)
         if planned is None:
             return []
         plan, counts = planned
         wanted = needed(limit, 0, count_cap)
-        windows = self._windows(plan, counts, wanted)
-        end = plan.end if windows is None else self._window_end(plan.first, windows, plan.end)
-        read = ("every holder at once" if windows is None else
-                f"window by window, the first {windows:,} events in key order")
-        windowed = windows is not None and end is not None
-        sql, params = self._matches(plan.conjunctions, plan.first, end, windowed)
-        with self._planned_for(windowed):
-            return [f"-- {read}", *(row["QUERY PLAN"] for row in self.conn.execute(
+        window = self._window(plan, counts, wanted)
+        end = plan.end if window is None else self._window_end(plan.first, window.size, plan.end)
+        reading = WHOLE if window is None or end is None else window.reading
+        said = ("every holder at once" if window is None else
+                f"window by window, the first {window.size:,} events in key order, "
+                f"{'walked' if window.reading == WALK else 'intersected with the holders'}")
+        sql, params = self._matches(plan.conjunctions, plan.first, end, reading)
+        with self._planned_for(reading):
+            return [f"-- {said}", *(row["QUERY PLAN"] for row in self.conn.execute(
                 f"EXPLAIN {sql}", [*params, wanted], prepare=False))]
 
     # -- visitors -----------------------------------------------------------------------
