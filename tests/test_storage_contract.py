@@ -358,6 +358,21 @@ def test_postgresql_reading_window_by_window_answers_alike(both_filled, cap, wal
     compare_every_search(both_filled, cap, tally)
 
 
+def test_a_search_inside_a_transaction_leaves_the_planner_as_it_was(both_filled,
+                                                                    monkeypatch):
+    """A window's planner settings last until the transaction ends: inside another one,
+    the search puts them back, so later statements of that transaction are planned as usual."""
+    postgresql = both_filled["postgresql"]
+    monkeypatch.setattr(postgresql, "read_whole_up_to", 0)
+    monkeypatch.setattr(postgresql, "window_floor", 1)
+    monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", 0)  # walked: no bitmap scans
+    query = EventQuery(starts_after=NOW, text="community")
+    assert "walked" in postgresql.explain_search(query, 10, 50)[0]
+    with postgresql.transaction() as conn:
+        assert postgresql.search_events(query, 10, 0, 50).events
+        assert conn.execute("SHOW enable_bitmapscan").fetchone()["enable_bitmapscan"] == "on"
+
+
 def summarize(counts) -> str:
     return (f"storage contract: {counts['searches compared']} searches compared on both "
             f"backends, {counts['seats raced']} confirmations raced")

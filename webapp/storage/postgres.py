@@ -425,7 +425,8 @@ class PostgresStorage:
         locations too, guesses far fewer). Up to `read_whole_up_to` holders, or when a
         window would span most events anyway, all at once; else windows of `WINDOW_MARGIN`
         times the events expected to hold the wanted matches, walked when walking them costs
-        less than reading the GIN lists (only a very common word alone, in practice). The
+        less than reading the GIN lists (a very common word, alone or with a common filter).
+        bench/README.md ("Reading by our counts") has the figures. The
         estimate only sizes the window: a wrong one costs another window, never an answer.
         """
         every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
@@ -469,15 +470,25 @@ class PostgresStorage:
     @contextmanager
     def _planned_for(self, reading: str) -> Iterator[None]:
         """Statements planned for the way they read (`PLANNER_SETTINGS`), in a transaction
-        of their own when they change the planner's settings."""
+        of their own when they change the planner's settings. Inside another transaction
+        the settings are put back after: they would outlive the savepoint."""
         settings = PLANNER_SETTINGS.get(reading)
         if not settings:
             yield
             return
+        previous = ({row["name"]: row["setting"] for row in self.conn.execute(
+            "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)])}
+            if self._in_transaction() else {})
         with self.transaction():
+            self._set_planner(settings)
+            yield
+            self._set_planner(previous)
+
+    def _set_planner(self, settings: Mapping[str, str]) -> None:
+        """Change planner settings until the transaction ends."""
+        if settings:
             self.conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(
                 settings)), [part for item in settings.items() for part in item])
-            yield
 
     @staticmethod
     def _matches(conjunctions: list[list[str]], first: int, end: int | None, reading: str
