@@ -87,8 +87,9 @@ WHOLE, INTERSECT, WALK = "whole", "intersect", "walk"
 # next one, if needed, is this many times wider.
 WINDOW_MARGIN = 3
 WINDOW_GROWTH = 4
-# What walking one event costs, in entries of GIN lists read (about 20 µs / 0.15 µs).
-WALKED_EVENT_IN_POSTINGS = 150
+# What walking one event costs, in entries of GIN lists read: its terms come from TOAST
+# (about 8 pages, 35-40 µs on the loaded bench machine), an entry about 0.16 µs.
+WALKED_EVENT_IN_POSTINGS = 250
 # The planner's settings for each way of reading (`set_config(..., true)`: this transaction).
 # INTERSECT: the planner estimates a conjunction of located terms as if its terms were
 # independent across locations too (community_@kaohsiung and _price_paid@kaohsiung: 41
@@ -418,7 +419,7 @@ class PostgresStorage:
         the key index over its events to find where it ends (well under 1 µs each), then
         either the GIN lists of the conjunctions' terms (about 0.15 µs an entry) intersected
         with the window's keys and a heap visit per match, or a walk of the window in key
-        order that decompresses each event's terms (15–25 µs an event) and stops at the
+        order that reads each event's terms from TOAST (35–40 µs an event) and stops at the
         last match wanted. So the expected holders decide: how many events hold each
         conjunction, its terms taken as independent within its location (our exact counts
         of each term; the planner, which takes the located terms as independent across
