@@ -22,6 +22,7 @@ from .datasets import SIZES
 from .datasets import postgres_working_copy
 from .datasets import working_copy
 from .report import RESULTS
+from .report import plan_lines
 from .report import spread_text
 from .report import table
 
@@ -91,11 +92,17 @@ def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
             lambda r: "yes" if r["writes"]["soldOut"] else "NO"),
     ]
     first = next(iter(by_backend.values()))
+    plans = []
+    for name, results in by_backend.items():
+        worst = results["matrix"]["worst"]
+        plans += [f"The worst cell on {name}, {cell(worst)} (“{worst['text']}”): its plan "
+                  f"({worst['plan']['storageP50Ms']:.3f} ms in storage, in-process)",
+                  *plan_lines(worst["plan"]), ""]
     return table(
         f"10. Both backends ({max(SIZES):,} events for the matrix, gunicorn 2 workers, "
         f"concurrency 1; {CONTENDED:,} for the writes, {first['writes']['visitors']} visitors "
         f"per event, {first['writes']['clients']} in flight, gunicorn 4 workers)",
-        ["figure", *names], rows)
+        ["figure", *names], rows) + "\n".join(plans)
 
 
 def main() -> None:

@@ -29,8 +29,11 @@ def table(title: str, header: list[str], rows: list[list[str]]) -> str:
 
 
 def plan_lines(plan: dict[str, Any]) -> list[str]:
-    """A search's plan as printed: its FTS5 query (one conjunction a line), SQLite's steps."""
-    conjunctions = (plan["match"] or "(nothing can match: nothing is read)").split(" OR ")
+    """A search's plan as printed: SQLite's FTS5 query (one conjunction a line), then the
+    database's steps (PostgreSQL's EXPLAIN says how it reads the terms)."""
+    if not plan["steps"]:
+        return ["  (nothing can match: nothing is read)"]
+    conjunctions = plan["match"].split(" OR ") if plan["match"] else []
     return ([f"  match  {conjunction}" for conjunction in conjunctions]
             + [f"  plan   {step}" for step in plan["steps"]])
 

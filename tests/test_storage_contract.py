@@ -28,6 +28,7 @@ from webapp.storage import Event
 from webapp.storage import EventQuery
 from webapp.storage import Registration
 from webapp.storage import Storage
+from webapp.storage import postgres
 from webapp.storage.backends import Backend
 from webapp.storage.backends import backend_for
 
@@ -303,16 +304,20 @@ def answer(storage: Storage, query: EventQuery, page: tuple[int, int], cap: int
     return [event.id for event in found.events], found.count, found.count_capped, found.has_more
 
 
-@pytest.mark.parametrize("cap", [50, 400])
-def test_both_backends_answer_every_search_alike(both_filled, cap, tally):
-    """Every text × filter set × date range × page: the same events in the same order, the
-    same capped count, on SQLite and on PostgreSQL."""
-    differences = []
-    found_some = 0
+def every_search() -> Iterator[tuple[EventQuery, tuple[int, int]]]:
+    """Every text × filter set × date range × page of the contract's matrix."""
     for text, filters, (starts_from, starts_before), page in product(WORDS, FILTERS, RANGES,
                                                                       PAGES):
-        query = EventQuery(starts_after=NOW, text=text, starts_from=starts_from,
-                           starts_before=starts_before, **filters)
+        yield EventQuery(starts_after=NOW, text=text, starts_from=starts_from,
+                         starts_before=starts_before, **filters), page
+
+
+def compare_every_search(both_filled: dict[str, Storage], cap: int, tally) -> None:
+    """The same events in the same order, the same capped count, on SQLite and on
+    PostgreSQL, for every search of the matrix."""
+    differences = []
+    found_some = 0
+    for query, page in every_search():
         answers = {name: answer(storage, query, page, cap)
                    for name, storage in both_filled.items()}
         tally["searches compared"] += 1
@@ -321,6 +326,51 @@ def test_both_backends_answer_every_search_alike(both_filled, cap, tally):
             differences.append((query, page, answers))
     assert differences == []
     assert found_some > len(WORDS) * len(FILTERS), "the matrix must find events, not nothing"
+
+
+@pytest.mark.parametrize("cap", [50, 400])
+def test_both_backends_answer_every_search_alike(both_filled, cap, tally):
+    """Every text × filter set × date range × page: the same events in the same order, the
+    same capped count, on SQLite and on PostgreSQL."""
+    compare_every_search(both_filled, cap, tally)
+
+
+@pytest.mark.parametrize("cap", [50, 400])
+@pytest.mark.parametrize(("walked_event_cost", "said"), [(10**9, "intersected with the holders"),
+                                                         (0, "walked")])
+def test_postgresql_reading_window_by_window_answers_alike(both_filled, cap, walked_event_cost,
+                                                           said, tally, monkeypatch):
+    """PostgreSQL reads the matches of many holders window by window of the key index, each
+    window's keys intersected with the holders or walked; at 100 000 events only common
+    words do, so here every search that can does, each way, its windows far too small
+    (several windows, growing, to find a page): still SQLite's answers."""
+    postgresql = both_filled["postgresql"]
+    monkeypatch.setattr(postgresql, "read_whole_up_to", 0)
+    monkeypatch.setattr(postgresql, "window_floor", 1)
+    monkeypatch.setattr(postgresql, "widest_window", 1.0)
+    monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", walked_event_cost)
+    # Windows sized for a fiftieth of the matches they should hold: read four times wider,
+    # again and again, until a page and a capped count are found or the events end.
+    monkeypatch.setattr(postgres, "WINDOW_MARGIN", 0.02)
+    windowed = sum(said in "".join(postgresql.explain_search(query, page[0], cap)[:1])
+                   for query, page in every_search())
+    assert windowed > len(WORDS) * len(FILTERS) / 2, "many searches must read windows here"
+    compare_every_search(both_filled, cap, tally)
+
+
+def test_a_search_inside_a_transaction_leaves_the_planner_as_it_was(both_filled,
+                                                                    monkeypatch):
+    """A window's planner settings last until the transaction ends: inside another one,
+    the search puts them back, so later statements of that transaction are planned as usual."""
+    postgresql = both_filled["postgresql"]
+    monkeypatch.setattr(postgresql, "read_whole_up_to", 0)
+    monkeypatch.setattr(postgresql, "window_floor", 1)
+    monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", 0)  # walked: no bitmap scans
+    query = EventQuery(starts_after=NOW, text="community")
+    assert "walked" in postgresql.explain_search(query, 10, 50)[0]
+    with postgresql.transaction() as conn:
+        assert postgresql.search_events(query, 10, 0, 50).events
+        assert conn.execute("SHOW enable_bitmapscan").fetchone()["enable_bitmapscan"] == "on"
 
 
 def summarize(counts) -> str:

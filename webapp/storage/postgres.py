@@ -21,12 +21,15 @@ and a registration cancelled once when two requests race, as under SQLite's writ
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -77,7 +80,38 @@ REGISTRATION_SELECT = (
 # time, and one writer changes the catalog (search keys and term counts) at a time.
 SCHEMA_LOCK = 0x77656D6370_01
 CATALOG_LOCK = 0x77656D6370_02
+# How a search reads its matches (`PostgresStorage._window`, `_matches`): every holder at
+# once, or window by window, each window's keys intersected with the holders or walked.
+WHOLE, INTERSECT, WALK = "whole", "intersect", "walk"
+# A window spans this many times the events expected to hold a page and a capped count; the
+# next one, if needed, is this many times wider.
+WINDOW_MARGIN = 3
+WINDOW_GROWTH = 4
+# What walking one event costs, in entries of GIN lists read: its terms come from TOAST
+# (about 8 pages, 35-40 µs on the loaded bench machine), an entry about 0.16 µs.
+WALKED_EVENT_IN_POSTINGS = 250
+# The planner's settings for each way of reading (`set_config(..., true)`: this transaction).
+# INTERSECT: the planner estimates a conjunction of located terms as if its terms were
+# independent across locations too (community_@kaohsiung and _price_paid@kaohsiung: 41
+# events, where 3 641 hold both), so within a window it may read every holder through the
+# GIN index and filter their keys (14.9 ms at 100 000 events) rather than intersect them
+# with the window's keys first (a BitmapAnd, 2.1 ms). Our counts say the holders are many
+# (that is why there is a window): a random page ten times dearer and an index entry free
+# make the BitmapAnd the plan of every window of the bench's matrix (with the default costs
+# 23 of its 25 windows had it, with the page cost alone 24). WALK: the key index in order.
+PLANNER_SETTINGS = {
+    INTERSECT: {"random_page_cost": "40", "cpu_index_tuple_cost": "0"},
+    WALK: {"enable_bitmapscan": "off", "enable_seqscan": "off"},
+}
 
+
+@dataclass(frozen=True)
+class Window:
+    """How a search reads many holders: `size` events at a time in key order, each window
+    read as `reading` says (INTERSECT or WALK)."""
+
+    size: int
+    reading: str
 
 def stored(moment: datetime) -> datetime:
     """A datetime as stored: UTC, to the second (as SQLite keeps it, so both order alike)."""
@@ -108,6 +142,14 @@ def connect(url: str) -> Connection[DictRow]:
 
 class PostgresStorage:
     """The site's data in one PostgreSQL database."""
+
+    # Searches whose conjunctions are expected to be held by at most this many events read
+    # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
+    # read small datasets window by window too.
+    read_whole_up_to = 2_000
+    window_floor = 500
+    # A window this wide (a share of all events, past ones too) reads them all at once.
+    widest_window = 0.4
 
     def __init__(self, conn: Connection[DictRow]):
         self.conn = conn
@@ -334,25 +376,149 @@ class PostgresStorage:
                       count_cap: int) -> EventPage:
         """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`
         (the same terms and conjunctions as SQLite: `shared.plan_terms`)."""
-        plan = plan_terms(query, self._events_holding)
-        if plan is None:
+        planned = self._plan(query)
+        if planned is None:
             return NO_MATCHES
-        sql, params = self._matches(plan)
-        keys = [row["search_key"] for row in self.conn.execute(
-            sql, [*params, needed(limit, offset, count_cap)])]
+        keys = self._read_matches(*planned, needed(limit, offset, count_cap))
         return page_of(keys, limit, offset, count_cap, self._events_at)
 
+    def _plan(self, query: EventQuery) -> tuple[TermsPlan, dict[str, int]] | None:
+        """The terms `query` reads (`shared.plan_terms`) and how many events hold each."""
+        counts: dict[str, int] = {}
+
+        def holding(terms: list[str]) -> dict[str, int]:
+            counts.update(self._events_holding(terms))
+            return counts
+
+        plan = plan_terms(query, holding)
+        return None if plan is None else (plan, counts)
+
+    def _read_matches(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int
+                      ) -> list[int]:
+        """The keys of the first `wanted` events holding one of the plan's conjunctions, in
+        key order: all at once when few events hold them, else window by window."""
+        window = self._window(plan, counts, wanted)
+        if window is None:
+            return self._keys_within(plan, plan.first, plan.end, wanted, WHOLE)
+        keys: list[int] = []
+        start, size = plan.first, window.size
+        while True:
+            stop = self._window_end(start, size, plan.end)
+            keys += self._keys_within(plan, start, stop, wanted - len(keys),
+                                      window.reading if stop is not None else WHOLE)
+            if len(keys) >= wanted or stop is None or stop == plan.end:
+                return keys
+            start, size = stop, size * WINDOW_GROWTH
+
+    def _window(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int
+                ) -> Window | None:
+        """How to read the matches window by window; None: read every holder of the
+        conjunctions at once, through the GIN index, and sort them.
+
+        Reading every holder costs a heap visit each (about 4 µs). A window costs a walk of
+        the key index over its events to find where it ends (well under 1 µs each), then
+        either the GIN lists of the conjunctions' terms (about 0.15 µs an entry) intersected
+        with the window's keys and a heap visit per match, or a walk of the window in key
+        order that reads each event's terms from TOAST (35–40 µs an event) and stops at the
+        last match wanted. So the expected holders decide: how many events hold each
+        conjunction, its terms taken as independent within its location (our exact counts
+        of each term; the planner, which takes the located terms as independent across
+        locations too, guesses far fewer). Up to `read_whole_up_to` holders, or when a
+        window would span most events anyway, all at once; else windows of `WINDOW_MARGIN`
+        times the events expected to hold the wanted matches, walked when walking them costs
+        less than reading the GIN lists (a very common word, alone or with a common filter).
+        bench/README.md ("Reading by our counts") has the figures. The
+        estimate only sizes the window: a wrong one costs another window, never an answer.
+        """
+        every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
+                 if term.startswith(search.every_event(""))}
+        expected = 0.0
+        for conjunction in plan.conjunctions:
+            located = every.get(conjunction[0].split(search.LOCATION_MARK)[1], 0)
+            if located:
+                expected += located * math.prod(counts.get(term, 0) / located
+                                                for term in conjunction)
+        if expected <= self.read_whole_up_to:
+            return None
+        events = sum(every.values())
+        walked = wanted * events / expected
+        size = max(self.window_floor, math.ceil(walked * WINDOW_MARGIN))
+        if size >= events * self.widest_window:
+            return None
+        postings = sum(counts.get(term, 0) for conjunction in plan.conjunctions
+                       for term in conjunction)
+        return Window(size, WALK if walked * WALKED_EVENT_IN_POSTINGS < postings else INTERSECT)
+
+    def _window_end(self, start: int, size: int, end: int | None) -> int | None:
+        """The key `size` events after `start` (an index-only walk of the key index), or
+        `end` when the window would reach it."""
+        row = self.conn.execute(
+            "SELECT search_key FROM events WHERE search_key >= %s "
+            "ORDER BY search_key OFFSET %s LIMIT 1", [start, size], prepare=False).fetchone()
+        if row is None or (end is not None and row["search_key"] >= end):
+            return end
+        return int(row["search_key"])
+
+    def _keys_within(self, plan: TermsPlan, first: int, end: int | None, wanted: int,
+                     reading: str) -> list[int]:
+        """The keys of the first `wanted` events from `first` and before `end` that hold one
+        of the plan's conjunctions, read as `reading` says (`_matches`)."""
+        sql, params = self._matches(plan.conjunctions, first, end, reading)
+        with self._planned_for(reading):
+            return [row["search_key"] for row in self.conn.execute(
+                sql, [*params, wanted], prepare=False)]
+
+    @contextmanager
+    def _planned_for(self, reading: str) -> Iterator[None]:
+        """Statements planned for the way they read (`PLANNER_SETTINGS`), in a transaction
+        of their own when they change the planner's settings. Inside another transaction
+        the settings are put back after: they would outlive the savepoint."""
+        settings = PLANNER_SETTINGS.get(reading)
+        if not settings:
+            yield
+            return
+        previous = ({row["name"]: row["setting"] for row in self.conn.execute(
+            "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)])}
+            if self._in_transaction() else {})
+        with self.transaction():
+            self._set_planner(settings)
+            yield
+            self._set_planner(previous)
+
+    def _set_planner(self, settings: Mapping[str, str]) -> None:
+        """Change planner settings until the transaction ends."""
+        if settings:
+            self.conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(
+                settings)), [part for item in settings.items() for part in item])
+
     @staticmethod
-    def _matches(plan: TermsPlan) -> tuple[str, list[Any]]:
-        """The keys of the events holding every term of one of the plan's conjunctions, in
-        key order, up to a last parameter: the GIN index finds the holders of each
-        conjunction, or the key index is walked in order when they are many."""
-        bounds = "search_key >= %s" + (" AND search_key < %s" if plan.end is not None else "")
-        holding = " OR ".join("terms @> %s::text[]" for _ in plan.conjunctions)
-        params = [plan.first, *([plan.end] if plan.end is not None else []),
-                  *plan.conjunctions]
+    def _matches(conjunctions: list[list[str]], first: int, end: int | None, reading: str
+                 ) -> tuple[str, list[Any]]:
+        """The keys of the events holding every term of one of `conjunctions`, from `first`
+        and before `end`, in key order, up to a last parameter.
+
+        WHOLE and INTERSECT read through the GIN index, then sort: `ORDER BY search_key + 0`
+        keeps the planner from walking the key index in order and decompressing every
+        row's terms, which it may do for a rare conjunction it takes for a common one (a
+        rare word: 1.3 s, bench/README.md). WHOLE's lower bound alone is a filter only
+        (`+ 0` again): its holders are few, and a bitmap of the key index over every
+        upcoming event (50 000 entries, 7 ms) costs far more than the few past holders it
+        would rule out; the planner, which guesses 500 holders for a term outside its most
+        common elements, ANDed that bitmap in. A date range's keys are fewer, and ANDing
+        them in saves the heap visits of the holders outside it (night and community in the
+        next 30 days: 1.9 ms, 4.9 ms as filters). INTERSECT's bounds are a window's: its
+        keys ANDed with the holders. WALK walks the window's keys in order and stops at the
+        last one wanted.
+
+        Run with `prepare=False`: psycopg prepares a statement run five times, and a
+        prepared one may be given a generic plan, blind to the window and the terms."""
+        key = "search_key + 0" if reading == WHOLE and end is None else "search_key"
+        order = "search_key" if reading == WALK else "search_key + 0"
+        bounds = f"{key} >= %s" + (f" AND {key} < %s" if end is not None else "")
+        holding = " OR ".join("terms @> %s::text[]" for _ in conjunctions)
+        params = [first, *([end] if end is not None else []), *conjunctions]
         return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
-                "ORDER BY search_key LIMIT %s", params)
+                f"ORDER BY {order} LIMIT %s", params)
 
     def _events_at(self, keys: list[int]) -> list[Event]:
         """The events with these search keys, in key order."""
@@ -371,13 +537,23 @@ class PostgresStorage:
 
     @guarded
     def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
-        """PostgreSQL's plan (EXPLAIN) for reading a search's matches."""
-        plan = plan_terms(query, self._events_holding)
-        if plan is None:
+        """PostgreSQL's plan (EXPLAIN) for reading a search's matches, of its first window
+        when it reads window by window; a line above the plan says how it reads."""
+        planned = self._plan(query)
+        if planned is None:
             return []
-        sql, params = self._matches(plan)
-        return [row["QUERY PLAN"] for row in self.conn.execute(
-            f"EXPLAIN {sql}", [*params, needed(limit, 0, count_cap)])]
+        plan, counts = planned
+        wanted = needed(limit, 0, count_cap)
+        window = self._window(plan, counts, wanted)
+        end = plan.end if window is None else self._window_end(plan.first, window.size, plan.end)
+        reading = WHOLE if window is None or end is None else window.reading
+        said = ("every holder at once" if window is None else
+                f"window by window, the first {window.size:,} events in key order, "
+                f"{'walked' if window.reading == WALK else 'intersected with the holders'}")
+        sql, params = self._matches(plan.conjunctions, plan.first, end, reading)
+        with self._planned_for(reading):
+            return [f"-- {said}", *(row["QUERY PLAN"] for row in self.conn.execute(
+                f"EXPLAIN {sql}", [*params, wanted], prepare=False))]
 
     # -- visitors -----------------------------------------------------------------------
 
