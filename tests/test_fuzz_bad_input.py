@@ -221,7 +221,9 @@ def check_answer(response, rendering: str, sent: list[str], secrets: list[str]
         assert len(blocks) == 1, f"{len(blocks)} JSON-LD blocks"
         envelope_text = blocks[0].get_text()
         envelope = json.loads(envelope_text)
-        check_page_is_inert(soup, secrets)
+        # A token is random text: a signed CSRF token (payload.time.signature) holds ".py"
+        # once in a couple of thousand pages. Only the rest of the page can leak.
+        text = check_page_is_inert(soup, secrets)
     check_envelope(envelope, response.status_code)
     assert envelope["status"] != "internal_error", f"bad input broke the server: {envelope}"
     for secret in secrets:
@@ -246,8 +248,9 @@ def check_envelope(envelope, http_status: int) -> None:
         assert envelope["untrustedContent"]["fields"] and envelope["untrustedContent"]["note"]
 
 
-def check_page_is_inert(soup: BeautifulSoup, secrets: list[str]) -> None:
-    """Reflected input made no script, handler or tool, and secrets sit only in their inputs."""
+def check_page_is_inert(soup: BeautifulSoup, secrets: list[str]) -> str:
+    """Reflected input made no script, handler or tool, and secrets sit only in their inputs;
+    the page without those inputs."""
     for script in soup.find_all("script"):
         assert script.get("src") or script.get("type") == "application/ld+json"
     for element in soup.find_all(True):
@@ -259,6 +262,7 @@ def check_page_is_inert(soup: BeautifulSoup, secrets: list[str]) -> None:
     rest = str(soup)
     for secret in secrets:
         assert secret not in rest, "a token or cookie value appeared outside its hidden input"
+    return rest
 
 
 # -- the fuzzing runs -------------------------------------------------------------------------
