@@ -173,6 +173,18 @@ def test_a_location_reads_only_its_own_lists(generated):
         assert storage.plan_search(query) is None
 
 
+def test_anywhere_reads_the_lists_of_every_event_when_each_location_holds_every_term(generated):
+    storage, _ = generated
+    everywhere = storage.plan_search(EventQuery(starts_after=NOW, text="社群", price="paid"))
+    assert everywhere is not None
+    assert everywhere.params["match"] == '("_price_paid@" "社群@")'
+    # No event in Kaohsiung writes 台北: only the locations that hold it are read.
+    located = storage.plan_search(EventQuery(starts_after=NOW, text="台北"))
+    assert located is not None and '"台北@"' not in located.params["match"]
+    assert '"台北@taipei"' in located.params["match"]
+    assert "@kaohsiung" not in located.params["match"]
+
+
 def test_words_nobody_wrote_read_nothing(generated):
     storage, _ = generated
     assert storage.plan_search(EventQuery(starts_after=NOW, text="zzzqqq")) is None

@@ -114,6 +114,23 @@ def test_a_search_covers_each_location_with_its_filters():
     assert everything.conjunctions == (("_@taipei",),)
 
 
+def test_every_term_is_written_at_the_events_location_and_anywhere():
+    terms = search.document_terms(["資安"], "taipei", {"price": "free"})
+    at_taipei = {term for term in terms if term.endswith("@taipei")}
+    assert {"資安@taipei", "_price_free@taipei", "_@taipei"} <= at_taipei
+    assert set(terms) - at_taipei == {term.replace("@taipei", "@") for term in at_taipei}
+
+
+def test_anywhere_reads_every_events_lists_only_where_each_location_holds_every_term():
+    counts = {"_@": 30, "_@taipei": 10, "_@online": 20, "社群@": 12, "社群@taipei": 5,
+              "社群@online": 7, "台北@": 4, "台北@taipei": 4}
+    assert search.Search.anywhere(["社群"], {}, counts).by_rarity(counts) == [["社群@"]]
+    assert search.Search.anywhere(["台北"], {}, counts).by_rarity(counts) == [["台北@taipei"]]
+    # A location whose events are all gone does not keep the others from reading anywhere.
+    emptied = {**counts, "_@kaohsiung": 0}
+    assert search.Search.anywhere(["社群"], {}, emptied).by_rarity(emptied) == [["社群@"]]
+
+
 def test_rarest_terms_are_read_first_and_impossible_locations_dropped():
     found = search.Search.of(["社群", "haskell"], {}, ["taipei", "online"])
     counts = {"社群@taipei": 900, "haskell@taipei": 3, "社群@online": 800}

@@ -431,7 +431,7 @@ class PostgresStorage:
         estimate only sizes the window: a wrong one costs another window, never an answer.
         """
         every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
-                 if term.startswith(search.every_event(""))}
+                 if term.startswith(search.every_event(search.ANYWHERE))}
         expected = 0.0
         for conjunction in plan.conjunctions:
             located = every.get(conjunction[0].split(search.LOCATION_MARK)[1], 0)
@@ -440,7 +440,8 @@ class PostgresStorage:
                                                 for term in conjunction)
         if expected <= self.read_whole_up_to:
             return None
-        events = sum(every.values())
+        # A window counts every event in key order, whatever its location.
+        events = every.get(search.ANYWHERE, 0)
         walked = wanted * events / expected
         size = max(self.window_floor, math.ceil(walked * WINDOW_MARGIN))
         if size >= events * self.widest_window:
@@ -527,8 +528,8 @@ class PostgresStorage:
             "ORDER BY e.search_key", [keys])]
 
     def _events_holding(self, terms: list[str]) -> dict[str, int]:
-        """How many events hold each of `terms` at each location (term@location -> count),
-        with the every-event term of each location among them."""
+        """How many events hold each of `terms` at each location and anywhere
+        (term@location -> count), with the every-event term of each among them."""
         ranges = holding_ranges(terms)
         where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
         return {row["term"]: row["events"] for row in self.conn.execute(

@@ -92,9 +92,10 @@ class TermsPlan:
 
 
 def holding_ranges(terms: Iterable[str]) -> list[tuple[str, str]]:
-    """The ranges of stored terms (`low <= term < high`) that are `terms` at any location,
-    with the every-event term of each location: what `plan_terms` asks counts of."""
-    starts = [search.every_event(""), *(search.located(term, "") for term in terms)]
+    """The ranges of stored terms (`low <= term < high`) that are `terms` at any location and
+    anywhere, with the every-event term of each: what `plan_terms` asks counts of."""
+    starts = [search.every_event(search.ANYWHERE),
+              *(search.located(term, search.ANYWHERE) for term in terms)]
     return [(start, start[:-1] + AFTER_MARK) for start in starts]
 
 
@@ -107,11 +108,9 @@ def plan_terms(query: EventQuery, events_holding: Callable[[list[str]], Mapping[
     if query.text is not None and not words:
         return None
     events = events_holding([*words, search.facet_term(facets)])
-    every_event = search.every_event("")
-    locations = ([query.location] if query.location is not None else
-                 [term.removeprefix(every_event) for term in events
-                  if term.startswith(every_event)])
-    conjunctions = search.Search.of(words, facets, sorted(locations)).by_rarity(events)
+    wanted = (search.Search.of(words, facets, [query.location]) if query.location is not None
+              else search.Search.anywhere(words, facets, events))
+    conjunctions = wanted.by_rarity(events)
     if not conjunctions:
         return None
     starts_from = max(query.starts_after, query.starts_from or query.starts_after)

@@ -422,10 +422,11 @@ class SQLiteStorage:
     def plan_search(self, query: EventQuery) -> SearchPlan | None:
         """How `search_events` reads `query`: None when nothing can match it.
 
-        One walk of the search index in key order (`search.Search`): for each location the
-        search covers, the events holding all its terms, rarest list first; the locations'
-        matches merged as they come (an FTS5 OR). "Upcoming" and the date range bound the
-        keys; FTS5 skips each list to the first key of the range.
+        One walk of the search index in key order (`search.Search`): for each place the
+        search reads (its location, anywhere, or the locations that hold every term), the
+        events holding all its terms, rarest list first; the places' matches merged as they
+        come (an FTS5 OR). "Upcoming" and the date range bound the keys; FTS5 skips each list
+        to the first key of the range.
         """
         wanted = plan_terms(query, self._events_holding)
         if wanted is None:
@@ -441,8 +442,8 @@ class SQLiteStorage:
                           f"AND {bounds} ORDER BY rowid LIMIT :needed", params)
 
     def _events_holding(self, terms: list[str]) -> dict[str, int]:
-        """How many events hold each of `terms` at each location (term@location -> count),
-        with the every-event term of each location among them."""
+        """How many events hold each of `terms` at each location and anywhere
+        (term@location -> count), with the every-event term of each among them."""
         ranges = holding_ranges(terms)
         where = " OR ".join("(term >= ? AND term < ?)" for _ in ranges)
         bounds = [bound for low_high in ranges for bound in low_high]
