@@ -13,7 +13,6 @@ from __future__ import annotations
 import sqlite3
 import time
 
-import limits.storage.memory
 import pytest
 from helpers import HTMX
 from helpers import JSON
@@ -23,6 +22,7 @@ from helpers import the_jsonld
 from limits.errors import ConfigurationError
 
 from webapp import create_app
+from webapp.web import limit_counters
 
 BUDGET = 3
 EVENT = "evt-webmcp-intro"
@@ -122,7 +122,7 @@ def test_a_client_without_a_session_is_counted_by_its_address(send, client):
 
 
 class CounterClock:
-    """The clock of the limiter's in-memory counters (they read `time.time()` of their own
+    """The clock of the limiter's counters (`limit_counters` reads `time.time()` of its own
     module): the real time plus however far a test moved it."""
 
     def __init__(self):
@@ -135,7 +135,7 @@ class CounterClock:
 @pytest.fixture
 def counter_clock(monkeypatch) -> CounterClock:
     clock = CounterClock()
-    monkeypatch.setattr(limits.storage.memory, "time", clock)
+    monkeypatch.setattr(limit_counters, "time", clock)
     return clock
 
 

@@ -55,8 +55,9 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # RATELIMIT_* settings). A person makes a few writes a minute; an agent working through
         # a list makes more, in bursts.
         "RATELIMIT_ENABLED": True,
-        # In memory each worker counts alone: several workers or hosts share redis://host:6379.
-        "RATELIMIT_STORAGE_URI": "memory://",
+        # In the process (web/limit_counters.py) each worker counts alone: several workers or
+        # hosts share redis://host:6379.
+        "RATELIMIT_STORAGE_URI": "local://",
         "RATELIMIT_WRITES": "30 per minute;300 per hour",
         # An address may hold many people (an office, a conference Wi-Fi), each with the
         # budget above, but not without end: a new session costs one GET.

@@ -15,8 +15,9 @@ one they saw (`proxies.py`); never a header the client sets.
 Each budget is a Flask-Limiter application limit with its own key function and scope;
 `methods` and `exempt_when` say which requests it counts. Flask-Limiter reads its own
 `RATELIMIT_*` settings too (`RATELIMIT_ENABLED`, `RATELIMIT_STORAGE_URI`), and keeps its
-counters in that storage: in memory each gunicorn worker counts alone, so W workers let up to
-W times each budget through; `redis://host:6379` gives every worker and host one budget. The
+counters in that storage: in the process (`local://`, `limit_counters.py`) each gunicorn worker
+counts alone, so W workers let up to W times each budget through; `redis://host:6379` gives
+every worker and host one budget. The
 429 is answered as an envelope by `errors.handle_http_error`, with the sentence of the budget
 it met.
 """
@@ -43,6 +44,7 @@ from ..webmcp.inputs import read_input
 from ..webmcp.mcp import requested_tool_call
 from ..webmcp.routes import current_role
 from ..webmcp.text import Text
+from . import limit_counters  # noqa: F401 - registers `local://`, the default counters
 from .mcp import bearer_token
 from .mcp import is_mcp_request
 from .visitors import cookie_visitor

@@ -1,0 +1,113 @@
+"""The rate limits' counters (`local://`): fixed windows, expired counters swept by the requests
+themselves, and no thread started on a request's path (limits' `memory://` starts one every
+few requests). The counters read `time.time()` of their module; tests move that clock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from limits import RateLimitItemPerMinute
+from limits.storage import storage_from_string
+from limits.strategies import FixedWindowRateLimiter
+
+from webapp import create_app
+from webapp.web import limit_counters
+from webapp.web.limit_counters import SWEEP_EVERY_SECONDS
+from webapp.web.limit_counters import LocalCounters
+
+
+class MovableClock:
+    """A fixed instant that a test moves by hand."""
+
+    def __init__(self):
+        self.now = 1_800_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> MovableClock:
+    moved = MovableClock()
+    monkeypatch.setattr(limit_counters, "time", moved)
+    return moved
+
+
+def test_a_window_counts_hits_until_it_is_over(clock):
+    counters = LocalCounters()
+    assert [counters.incr("a", 60) for _ in range(3)] == [1, 2, 3]
+    assert counters.get("a") == 3 and counters.get_expiry("a") == clock.now + 60
+    clock.now += 59
+    assert counters.incr("a", 60, amount=2) == 5
+    clock.now += 1  # the window is over: the next hit starts another
+    assert counters.get("a") == 0
+    assert counters.incr("a", 60) == 1 and counters.get_expiry("a") == clock.now + 60
+
+
+def test_expired_counters_are_swept_by_a_later_hit_at_most_once_a_second(clock):
+    counters = LocalCounters()
+    for number in range(100):
+        counters.incr(f"address:{number}", 60)
+    clock.now += 61
+    counters.incr("someone", 60)  # the sweep is due: the 100 others are over
+    assert len(counters) == 1
+    counters.incr("another", 0.25)
+    clock.now += 0.5
+    counters.incr("a third", 60)  # "another" is over, but the last sweep was half a second ago
+    assert len(counters) == 3
+    clock.now += SWEEP_EVERY_SECONDS
+    counters.incr("a third", 60)
+    assert len(counters) == 2
+
+
+def test_clearing_and_resetting_forget_counters(clock):
+    counters = LocalCounters()
+    counters.incr("a", 60)
+    counters.incr("b", 60)
+    counters.clear("a")
+    assert counters.get("a") == 0 and counters.get("b") == 1
+    assert counters.reset() == 1 and len(counters) == 0
+    assert counters.check() is True
+
+
+def test_no_thread_is_started_by_making_or_counting(clock, monkeypatch):
+    started = []
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: started.append(thread))
+    counters = storage_from_string("local://")  # limits' memory:// starts its timer here
+    limiter = FixedWindowRateLimiter(counters)
+    item = RateLimitItemPerMinute(1000)
+    for number in range(50):
+        assert limiter.hit(item, "visitor", str(number % 5))
+        clock.now += 0.05  # a request at a time: memory:// would start its timer again
+    assert started == []
+    assert limiter.get_window_stats(item, "visitor", "0").remaining == 990
+
+
+def test_threads_counting_at_once_lose_no_hit():
+    counters = LocalCounters()
+    start = threading.Barrier(8)
+
+    def hit_many():
+        start.wait()
+        for _ in range(500):
+            counters.incr("shared", 60)
+
+    threads = [threading.Thread(target=hit_many) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counters.get("shared") == 8 * 500
+
+
+def test_the_app_counts_in_the_process_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLASK_DATABASE", str(tmp_path / "events.sqlite"))
+    monkeypatch.setenv("FLASK_SECRET_KEY", "counters test secret")
+    monkeypatch.delenv("FLASK_RATELIMIT_STORAGE_URI", raising=False)
+    app = create_app()
+    assert app.config["RATELIMIT_STORAGE_URI"] == "local://"
+    searched = app.test_client().get("/events", headers={"Accept": "application/json"})
+    assert searched.status_code == 200
+    (limiter,) = app.extensions["limiter"]
+    assert isinstance(limiter.storage, LocalCounters)  # made on first use
