@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from ..storage import Activity
 from ..storage import Event
+from ..storage import EventSummary
 from ..storage import Registration
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
@@ -37,7 +38,7 @@ def event_state(event: Event, now: datetime) -> str:
     return "open"
 
 
-def event_summary(event: Event, timezone: ZoneInfo) -> dict[str, Any]:
+def event_summary(event: EventSummary, timezone: ZoneInfo) -> dict[str, Any]:
     """A search result item."""
     return {
         "id": event.id,

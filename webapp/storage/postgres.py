@@ -47,11 +47,13 @@ from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
+from . import EventSummary
 from . import Registration
 from . import StorageError
 from . import search
 from .postgres_migrations import MIGRATIONS
 from .shared import NO_MATCHES
+from .shared import SUMMARY_COLUMNS
 from .shared import TermsPlan
 from .shared import activity_of
 from .shared import agent_connection_of
@@ -64,6 +66,7 @@ from .shared import needed
 from .shared import page_of
 from .shared import plan_terms
 from .shared import registration_of
+from .shared import summary_of
 from .shared import terms_of
 
 guarded = guard(psycopg.Error)
@@ -383,7 +386,7 @@ class PostgresStorage:
         if planned is None:
             return NO_MATCHES
         keys = self._read_matches(*planned, needed(limit, offset, count_cap))
-        return page_of(keys, limit, offset, count_cap, self._events_at)
+        return page_of(keys, limit, offset, count_cap, self._summaries_at)
 
     def _plan(self, query: EventQuery) -> tuple[TermsPlan, dict[str, int]] | None:
         """The terms `query` reads (`shared.plan_terms`) and how many events hold each."""
@@ -524,10 +527,10 @@ class PostgresStorage:
         return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
                 f"ORDER BY {order} LIMIT %s", params)
 
-    def _events_at(self, keys: list[int]) -> list[Event]:
-        """The events with these search keys, in key order."""
-        return [_event(row) for row in self.conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
+    def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
+        """The summaries of the events with these search keys, in key order."""
+        return [summary_of(row, moment) for row in self.conn.execute(
+            f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
             "ORDER BY e.search_key", [keys])]
 
     def _events_holding(self, terms: list[str]) -> dict[str, int]:

@@ -24,12 +24,17 @@ from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
+from . import EventSummary
 from . import Registration
 from . import StorageError
 from . import search
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+# What a search reads of each event it shows (`summary_of`), in both backends' events tables.
+SUMMARY_FIELDS = ("id", "title", "summary", "starts_at", "location", "price", "level")
+SUMMARY_COLUMNS = ", ".join(f"e.{name}" for name in SUMMARY_FIELDS)
 
 # The filters the index holds as facet terms (the location is in every term, see `search`).
 FACETS = ("price", "level")
@@ -119,7 +124,7 @@ def plan_terms(query: EventQuery, events_holding: Callable[[list[str]], Mapping[
 
 
 def page_of(keys: list[int], limit: int, offset: int, count_cap: int,
-            events_at: Callable[[list[int]], list[Event]]) -> EventPage:
+            events_at: Callable[[list[int]], list[EventSummary]]) -> EventPage:
     """The page and capped count of a search whose matches' keys, in order, are `keys` (read
     up to `needed`); `events_at(keys)` reads those events in key order."""
     shown = keys[offset:offset + limit]
@@ -137,6 +142,13 @@ def needed(limit: int, offset: int, count_cap: int) -> int:
 
 
 NO_MATCHES = EventPage(events=[], count=0, count_capped=False, has_more=False)
+
+
+def summary_of(row: Mapping[str, Any], moment: Moment) -> EventSummary:
+    """An event's summary from a row of its `SUMMARY_FIELDS`."""
+    return EventSummary(id=row["id"], title=row["title"], summary=row["summary"],
+                        starts_at=moment(row["starts_at"]), location=row["location"],
+                        price=row["price"], level=row["level"])
 
 
 def event_of(row: Mapping[str, Any], moment: Moment, seats_taken: int | None = None) -> Event:

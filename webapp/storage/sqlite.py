@@ -30,11 +30,14 @@ from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
+from . import EventSummary
 from . import Registration
 from . import StorageError
 from . import search
 from .migrations import migrations
 from .shared import NO_MATCHES
+from .shared import SUMMARY_COLUMNS
+from .shared import SUMMARY_FIELDS
 from .shared import activity_of
 from .shared import agent_connection_of
 from .shared import allocate_keys
@@ -46,6 +49,7 @@ from .shared import needed
 from .shared import page_of
 from .shared import plan_terms
 from .shared import registration_of
+from .shared import summary_of
 from .shared import terms_of
 
 BULK_LOAD_CACHE_KIB = 256 * 1024
@@ -408,15 +412,16 @@ class SQLiteStorage:
             return NO_MATCHES
         keys = [row[0] for row in self.db.conn.execute(
             plan.sql, {**plan.params, "needed": needed(limit, offset, count_cap)})]
-        return page_of(keys, limit, offset, count_cap, self._events_at)
+        return page_of(keys, limit, offset, count_cap, self._summaries_at)
 
-    def _events_at(self, keys: list[int]) -> list[Event]:
-        """The events with these search keys, in key order."""
+    def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
+        """The summaries of the events with these search keys, in key order."""
         # The connection's own cursor: sqlite-utils' dict rows cost a tenth of a search here.
         rows = self.db.conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IN "
+            f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key IN "
             f"({', '.join('?' * len(keys))}) ORDER BY e.search_key", keys)
-        return [_event(dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows]
+        return [summary_of(dict(zip(SUMMARY_FIELDS, row, strict=True)), from_text)
+                for row in rows]
 
     @guarded
     def plan_search(self, query: EventQuery) -> SearchPlan | None:
