@@ -62,18 +62,19 @@ def test_cjk_runs_and_words_are_cut_apart():
 
 def test_an_event_is_indexed_under_its_words_prefixes_grams_and_facets():
     terms = indexed(TITLE, "Community Workshop")
-    for term in ("台", "台北", "資安", "研討會", "代理人", "ai", "ai_", "community", "c_",
-                 "communi_", "community_", "workshop_", "_", "_price_free", "_level_beginner",
-                 "_level_beginner_price_free"):
+    for term in ("台", "台北", "資安", "研討會", "台北資安", "代理人", "ai", "ai_", "community",
+                 "c_", "communi_", "community_", "workshop_", "_", "_price_free",
+                 "_level_beginner", "_level_beginner_price_free"):
         assert search.located(term, "taipei") in terms, term
-    assert search.located("研討會議", "taipei") not in terms  # only runs of up to three
+    assert search.located("台北資安研", "taipei") not in terms  # only runs of up to four
     assert not any(term.endswith("@online") for term in terms)
 
 
 @pytest.mark.parametrize(("typed", "needed"), [
     ("資安", ["資安"]),
     ("研討會", ["研討會"]),
-    ("提示注入", ["提示注", "示注入"]),
+    ("提示注入", ["提示注入"]),
+    ("提示注入攻擊", ["提示注入", "示注入攻", "注入攻擊"]),
     ("台", ["台"]),
     ("communi", ["communi_"]),
     ("community", ["community_"]),  # the last word is being typed: a prefix
@@ -95,6 +96,13 @@ def test_a_query_needs_every_part_of_what_was_typed(typed, needed):
 ])
 def test_chinese_is_found_by_any_run_inside_the_text(typed, found):
     assert finds(typed, TITLE) is found
+
+
+def test_a_phrase_of_four_characters_is_matched_exactly():
+    assert finds("資料科學", "資料科學黑客松")
+    # Each triple of it is here, but not the phrase: not found.
+    assert not finds("資料科學", "資料科技與材料科學")
+    assert finds("資料科學黑客", "資料科學黑客松")  # longer: every piece of four is held
 
 
 @pytest.mark.parametrize(("typed", "found"), [
