@@ -54,7 +54,7 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         timezone=site_timezone(),
         source=source,
         visitor_id=visitor_id,
-        site_url=site_url(),
+        site_address=site_url,
         connection_lifetime=timedelta(
             seconds=int(current_app.config["AGENT_CONNECTION_TTL"])),
     )

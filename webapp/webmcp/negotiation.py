@@ -20,6 +20,7 @@ from typing import Any
 from typing import overload
 
 from flask import Response
+from flask import g
 from flask import jsonify
 from flask import make_response
 from flask import redirect
@@ -41,8 +42,12 @@ PROGRESS = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
 
 def wants_json() -> bool:
     """True when the client strictly prefers JSON to HTML (so `*/*` still gets HTML)."""
-    accept = request.accept_mimetypes
-    return accept["application/json"] > accept["text/html"]
+    # Asked twice per request (language negotiation, then rendering); weighing the Accept
+    # header costs more than the rest of this function, so each request answers it once.
+    if "wants_json" not in g:
+        accept = request.accept_mimetypes
+        g.wants_json = accept["application/json"] > accept["text/html"]
+    return bool(g.wants_json)
 
 
 def is_partial() -> bool:

@@ -30,16 +30,23 @@ from ..catalog import CATALOG
 
 @dataclass(frozen=True)
 class ActionContext:
-    """Who asks, when, and where: `site_url` is the site's address as the request reached it
-    (scheme and host), for the addresses a person is sent to; `connection_lifetime` is how
-    long an agent connection made now lasts."""
+    """Who asks, when, and where: `site_address` gives the site's address as the request
+    reached it (scheme and host), for the addresses a person is sent to; `connection_lifetime`
+    is how long an agent connection made now lasts."""
 
     now: datetime
     timezone: ZoneInfo
     source: str = "human"
     visitor_id: str | None = None
-    site_url: str = ""
+    # A function, not a string: working the address out of the request's headers costs more
+    # than a search spends anywhere else outside storage, and only a few actions need it.
+    site_address: Callable[[], str] = str
     connection_lifetime: timedelta = timedelta(days=30)
+
+    @property
+    def site_url(self) -> str:
+        """The site's address as the request reached it (scheme and host)."""
+        return self.site_address()
 
 
 ActionFunction = Callable[[Storage, dict[str, Any], ActionContext], ToolResult]
