@@ -353,6 +353,10 @@ class SQLiteStorage:
                 self._index(batch)
                 batch = []
         self._index(batch)
+        # Written batch by batch, the index is in as many segments, and a search reads each
+        # of them until they are merged (100 000 events: searches 1.4-1.9 times slower, until
+        # this merge of 4 s after the rebuild's 100 s).
+        self.db.execute("INSERT INTO event_search (event_search) VALUES ('optimize')")
         self.db.execute("UPDATE search_index SET terms_version = ?", [search.VERSION])
         return True
 
