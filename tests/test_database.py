@@ -9,7 +9,12 @@ from contextlib import contextmanager
 import pytest
 from helpers import JSON
 from helpers import query_database
+from marshmallow import Schema
+from marshmallow import ValidationError
+from marshmallow import validate
 
+from webapp.datasets.importer import EventImportSchema
+from webapp.domain import schemas
 from webapp.storage.migrations import migrations
 from webapp.storage.sqlite import SQLiteStorage
 
@@ -84,6 +89,18 @@ def test_one_bad_row_imports_nothing_and_says_why(runner, client, tmp_path):
     assert "event 4 (evt-too-many-held): heldSeats: Cannot be more than capacity." in result.output
     found = client.get("/en/events?query=Imported+Meetup", headers=JSON).get_json()
     assert found["status"] == "no_results", "the good row must not have been imported alone"
+
+
+def test_an_id_or_currency_with_a_final_newline_is_not_imported(runner, client, tmp_path):
+    """Python's `$` matches before a final newline: an id "evt-x\\n" once imported made its
+    calendar file answer 503. Every pattern must match the whole value."""
+    rows = [{**GOOD_EVENT, "id": "evt-newline\n"},
+            {**GOOD_EVENT, "id": "evt-currency", "priceCurrency": "TWD\n"}]
+    result = runner.invoke(args=["import-events", str(write(tmp_path, "nl.json", rows))])
+    assert result.exit_code != 0
+    assert "nothing imported: 2 problem(s)" in result.output
+    assert "id: Not a valid event id." in result.output
+    assert "priceCurrency:" in result.output
 
 
 def test_import_rejects_files_that_are_not_event_lists(runner, tmp_path):
@@ -166,3 +183,26 @@ def test_prune_removes_ended_visitors_with_nothing_active(app, runner, clock):
     assert active.save("evt-agent-testing")["status"] == "success"
     again = runner.invoke(args=["prune"])
     assert "0 ended visitor session(s)" in again.output
+
+
+def every_pattern_validator() -> list[tuple[str, validate.Regexp]]:
+    """Each pattern of every input schema the site loads (its tools' and the import file's)."""
+    found = []
+    for name, schema in [*vars(schemas).items(), ("EventImportSchema", EventImportSchema)]:
+        if isinstance(schema, type) and issubclass(schema, Schema):
+            for field_name, field in schema._declared_fields.items():
+                for validator in field.validators:
+                    if isinstance(validator, validate.Regexp):
+                        found.append((f"{name}.{field_name}", validator))
+    return found
+
+
+@pytest.mark.parametrize(("field", "validator"), every_pattern_validator())
+def test_every_pattern_matches_the_whole_value(field, validator):
+    """A valid value with a final newline is refused by each pattern the site checks."""
+    examples = {"evt-": "evt-x", "reg-": "reg-aaaaaaaaaaaa", "agt-": "agt-aaaaaaaaaaaa",
+                "[A-Z]{3}": "TWD"}
+    valid = next(value for shape, value in examples.items() if shape in validator.regex.pattern)
+    assert validator(valid) == valid
+    with pytest.raises(ValidationError):
+        validator(valid + "\n")

@@ -29,6 +29,7 @@ from ..domain.schemas import EVENT_ID
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
 from ..domain.schemas import PRICES
+from ..domain.schemas import WholeMatch
 from ..domain.schemas import one_of
 from ..storage import Event
 from ..webmcp.inputs import flatten_messages
@@ -74,7 +75,7 @@ class EventImportSchema(Schema):
     price_amount = fields.Integer(data_key="priceAmount", load_default=None, allow_none=True,
                                   validate=validate.Range(min=0, max=10_000_000))
     price_currency = fields.String(data_key="priceCurrency", load_default="TWD",
-                                   validate=validate.Regexp(r"^[A-Z]{3}$"))
+                                   validate=WholeMatch(r"^[A-Z]{3}$"))
     level = fields.String(required=True, validate=one_of(LEVELS))
     capacity = fields.Integer(required=True, validate=validate.Range(min=0, max=1_000_000))
     held_seats = fields.Integer(data_key="heldSeats", load_default=0,

@@ -53,14 +53,25 @@ INVALID = {
 LONGER_THAN = _l("Use at most {max} characters.")
 LENGTH_BETWEEN = _l("Use {min} to {max} characters.")
 
+
+class WholeMatch(validate.Regexp):
+    """A pattern the whole value must match: Python's `$` also matches before a final newline
+    (so `re.match` takes "evt-x\\n"), which a browser's `$` and the id's consumers do not."""
+
+    def __call__(self, value: str) -> str:  # type: ignore[override]
+        if self.regex.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
 # Ids as the site makes them. Written so that a browser compiles them too (the `v` flag wants
 # "-" escaped in a class): a client that is shown no page gets them as the id's pattern.
-EVENT_ID = validate.Regexp(r"^evt-[a-z0-9][a-z0-9\-]{0,63}$", error=_l("Not a valid event id."))
+EVENT_ID = WholeMatch(r"^evt-[a-z0-9][a-z0-9\-]{0,63}$", error=_l("Not a valid event id."))
 # A registration id (also the shape of a registration's address).
 REGISTRATION_ID_SHAPE = r"reg-[A-Za-z0-9_\-]{8,64}"
 # An agent connection's id (also the shape of its address).
 CONNECTION_ID_SHAPE = r"agt-[A-Za-z0-9_\-]{12}"
-REGISTRATION_ID = validate.Regexp(f"^{REGISTRATION_ID_SHAPE}$",
+REGISTRATION_ID = WholeMatch(f"^{REGISTRATION_ID_SHAPE}$",
                                   error=_l("Not a valid registration id."))
 # Whose words the titles of choices listing events are (the agent reads them as data).
 ORGANIZER_TITLES = _l("organizer-written event titles")
@@ -252,5 +263,5 @@ class CalendarFeedInput(ToolInput):
 class DisconnectAgentInput(ToolInput):
     """Disconnecting an agent (a person's action): the connection its address names."""
 
-    connection_id = fields.String(required=True, validate=validate.Regexp(
+    connection_id = fields.String(required=True, validate=WholeMatch(
         f"^{CONNECTION_ID_SHAPE}$", error=_l("Not a valid connection id.")))
