@@ -6,6 +6,7 @@ constraints: see `webapp.webmcp.forms`), the agent's input schema and the OpenAP
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from datetime import date
 from typing import Any
@@ -59,7 +60,7 @@ class WholeMatch(validate.Regexp):
     (so `re.match` takes "evt-x\\n"), which a browser's `$` and the id's consumers do not."""
 
     def __call__(self, value: str) -> str:  # type: ignore[override]
-        if self.regex.fullmatch(value) is None:
+        if cast("re.Pattern[str]", self.regex).fullmatch(value) is None:
             raise ValidationError(self._format_error(value))
         return value
 
