@@ -25,7 +25,7 @@ from helpers import stored_rows
 from helpers import the_jsonld
 
 from webapp.domain.actions.registrations import CONFIRMATION_LIFETIME
-from webapp.domain.actions.registrations import hash_token
+from webapp.domain.tokens import hash_token
 
 
 def summarize(counts) -> str:

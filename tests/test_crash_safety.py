@@ -44,7 +44,7 @@ from servers import wait_until_accepted
 from servers import wait_until_ready
 
 from webapp import create_app
-from webapp.domain.actions.registrations import hash_token
+from webapp.domain.tokens import hash_token
 from webapp.storage.connection import prepare_database
 
 pytestmark = pytest.mark.slow

@@ -72,14 +72,35 @@ def test_the_person_confirms_a_cancellation_on_the_review_page(app, agent, visit
     assert registrations(app) == [(EVENT, "cancelled")]
 
 
-def test_each_view_of_the_review_page_makes_a_new_token(agent, visitor):
+def test_viewing_the_review_page_changes_nothing(agent, visitor):
+    """A GET may come from a link on another site: each view shows the same token, and a
+    token shown earlier still works, once."""
     agent.call("prepare_event_registration", REGISTER)
     (first,) = waiting_tokens(visitor)
     (second,) = waiting_tokens(visitor)
-    assert first != second
-    stale = visitor.confirm_registration(first)
-    assert stale.status_code == 404  # only the token of the latest view works
-    assert visitor.confirm_registration(second).status_code == 201
+    assert first == second
+    assert visitor.confirm_registration(first).status_code == 201
+    assert waiting_tokens(visitor) == []
+    again = visitor.confirm_registration(second)
+    assert again.status_code == 409 and again.get_json()["status"] == "conflict"
+
+
+def test_a_look_at_the_review_page_keeps_the_token_being_confirmed(visitor):
+    """Prepared on the event page, then the review page opened (by the person in another tab,
+    or by a link from another site): the token the person is about to press still works."""
+    _, token = visitor.prepare_registration()
+    assert waiting_tokens(visitor) != []
+    assert visitor.confirm_registration(token).status_code == 201
+
+
+def test_a_review_token_is_bound_to_its_visitor(app, agent, visitor):
+    """A review token copied into another browser is nobody else's confirmation."""
+    agent.call("prepare_event_registration", REGISTER)
+    (token,) = waiting_tokens(visitor)
+    assert Visitor(app).confirm_registration(token).status_code == 404
+    forged = token.rsplit(".", 1)[0] + ".not-the-signature"
+    assert visitor.confirm_registration(forged).status_code == 404
+    assert visitor.confirm_registration(token).status_code == 201
 
 
 def test_another_browser_sees_nothing_waiting(app, agent):

@@ -685,15 +685,6 @@ class PostgresStorage:
             "AND expires_at > %s ORDER BY created_at, token_hash", [visitor_id, stored(now)])]
 
     @guarded
-    def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool:
-        """Bind a pending confirmation to a new token (its old one stops working); False when
-        it was used meanwhile, or is no longer there."""
-        cursor = self.conn.execute(
-            "UPDATE confirmations SET token_hash = %s WHERE token_hash = %s AND used_at IS NULL",
-            [new_hash, token_hash])
-        return cursor.rowcount == 1
-
-    @guarded
     def use_confirmation(self, token_hash: str, now: datetime) -> None:
         """Spend a confirmation (call inside the transaction that acts on it)."""
         self.conn.execute("UPDATE confirmations SET used_at = %s WHERE token_hash = %s",

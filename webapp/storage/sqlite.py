@@ -601,15 +601,6 @@ class SQLiteStorage:
         return [confirmation_of(row, from_text, json.loads) for row in rows]
 
     @guarded
-    def reissue_confirmation(self, token_hash: str, new_hash: str) -> bool:
-        """Bind a pending confirmation to a new token (its old one stops working); False when
-        it was used meanwhile, or is no longer there."""
-        cursor = self.db.execute(
-            "UPDATE confirmations SET token_hash = ? WHERE token_hash = ? AND used_at IS NULL",
-            [new_hash, token_hash])
-        return cursor.rowcount == 1
-
-    @guarded
     def use_confirmation(self, token_hash: str, now: datetime) -> None:
         """Spend a confirmation (call inside the transaction that acts on it)."""
         self.db.execute("UPDATE confirmations SET used_at = ? WHERE token_hash = ?",

@@ -20,6 +20,7 @@ from ..clock import site_timezone
 from ..domain.actions import Action
 from ..domain.actions import ActionContext
 from ..domain.catalog import CATALOG
+from ..domain.tokens import ReviewTokens
 from ..storage import Activity
 from ..storage import Storage
 from ..storage import StorageError
@@ -57,7 +58,14 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         site_address=site_url,
         connection_lifetime=timedelta(
             seconds=int(current_app.config["AGENT_CONNECTION_TTL"])),
+        review_tokens=ReviewTokens(_secret()),
     )
+
+
+def _secret() -> bytes:
+    """The app's secret key as bytes (Flask takes it as text or bytes)."""
+    key = current_app.secret_key
+    return key if isinstance(key, bytes) else str(key).encode()
 
 
 def site_url() -> str:

@@ -163,7 +163,7 @@ def stop_calendar_feed() -> Response:
 @page_route(bp, PENDING_PATH, "review_pending")
 def pending() -> Response:
     """What waits for the visitor to confirm, wherever it was prepared (on a page, or by an
-    agent over MCP), each with its human-only confirm form and a token made for this view."""
+    agent over MCP), each with its human-only confirm form; a GET changes nothing."""
     db = get_db()
     reviews = actions.pending_reviews(db, action_context(live_visitor(db)))
     return with_vary(render_template("registrations/pending.html", result=page_result(),

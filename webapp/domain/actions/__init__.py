@@ -11,9 +11,11 @@ error answers all learn them from here.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
+from dataclasses import field
 from dataclasses import replace
 from datetime import datetime
 from datetime import timedelta
@@ -26,6 +28,7 @@ from ...storage import Storage
 from ...webmcp.result import Status
 from ...webmcp.result import ToolResult
 from ..catalog import CATALOG
+from ..tokens import ReviewTokens
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,10 @@ class ActionContext:
     # than a search spends anywhere else outside storage, and only a few actions need it.
     site_address: Callable[[], str] = str
     connection_lifetime: timedelta = timedelta(days=30)
+    # Signed with the site's secret by the web layer; a context made elsewhere signs with a
+    # key of its own, so its review tokens are good for nothing else.
+    review_tokens: ReviewTokens = field(
+        default_factory=lambda: ReviewTokens(secrets.token_bytes(32)))
 
     @property
     def site_url(self) -> str:

@@ -24,9 +24,9 @@ from ...webmcp.result import not_found
 from ..projections import local_time
 from ..schemas import ConnectAgentInput
 from ..schemas import DisconnectAgentInput
+from ..tokens import hash_token
 from . import ActionContext
 from . import action
-from .registrations import hash_token
 
 # Marks an access token for what it is (secret scanners, people reading a config file).
 TOKEN_PREFIX = "wme_"  # noqa: S105 - a prefix, not a secret

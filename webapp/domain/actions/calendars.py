@@ -24,9 +24,9 @@ from ...webmcp.result import ToolResult
 from ...webmcp.result import not_found
 from ..projections import event_details
 from ..schemas import CalendarFeedInput
+from ..tokens import hash_token
 from . import ActionContext
 from . import action
-from .registrations import hash_token
 
 # Marks a feed token for what it is in an address a person copies.
 TOKEN_PREFIX = "cal_"  # noqa: S105 - a prefix, not a secret

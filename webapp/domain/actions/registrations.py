@@ -7,14 +7,13 @@ Confirming spends the token and changes the seats in one transaction that re-che
 everything, so concurrent confirmations can never sell more seats than there are.
 
 A confirmation prepared where no page shows it (by an agent over MCP) waits on the visitor's
-review page (`pending_reviews`): each time that page is shown it binds every pending
-confirmation to a fresh token, shown only there, so the person can confirm in their own
-browser while every rule above still holds (the old token stops working).
+review page (`pending_reviews`), whose confirm forms hold a review token (the stored hash,
+signed with the site's secret: `domain/tokens.py`), so the person can confirm in their own
+browser while every rule above still holds, and showing the page changes nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import replace
 from datetime import timedelta
@@ -44,6 +43,7 @@ from ..projections import registration_summary
 from ..projections import registration_view
 from ..schemas import ConfirmCancellationInput
 from ..schemas import ConfirmInput
+from ..tokens import hash_token
 from . import ActionContext
 from . import action
 from .events import unknown_event
@@ -69,11 +69,6 @@ def pending_url(ctx: ActionContext) -> str:
     """The absolute address of the visitor's review page (in the language their browser
     chooses)."""
     return ctx.site_url + PENDING_PATH
-
-
-def hash_token(token: str) -> str:
-    """What is stored of a confirmation token: its SHA-256."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def own_registration(db: Storage, registration_id: str, visitor_id: str | None
@@ -123,7 +118,7 @@ def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
     Another visitor's token, a token for another action or target, and an unknown token all
     look the same: not_found, revealing nothing.
     """
-    confirmation = db.get_confirmation(hash_token(token))
+    confirmation = db.get_confirmation(ctx.review_tokens.hash_of(token))
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
             or confirmation.action != name
             or (target is not None and confirmation.target_id != target)):
@@ -360,27 +355,25 @@ def registration_details(db: Storage, registration_id: str, ctx: ActionContext
 
 
 def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
-    """What waits for the visitor to confirm, each with a fresh token for its human-only
-    confirm form (only the page shows it): `confirms` (the action), `review` (as its prepare
+    """What waits for the visitor to confirm, each with the token of its human-only confirm
+    form (only the page shows it): `confirms` (the action), `review` (as its prepare
     answered), `expiresAt`, `source` (who prepared it), `token` and, for a registration, the
     `email` in full (the person checks it; the review masks it for agents).
 
-    Showing them binds each to a new token, so a token shown earlier stops working; one that
-    was used meanwhile, or whose event or registration is gone or already cancelled, is left
-    out.
+    Showing them changes nothing (the token is a review token, the same on every view); one
+    whose event or registration is gone or already cancelled is left out.
     """
     if ctx.visitor_id is None:
         return []
     reviews = []
     for confirmation in db.pending_confirmations(ctx.visitor_id, ctx.now):
         review = _review_of(db, confirmation, ctx)
-        token = secrets.token_urlsafe(32)
-        if review is None or not db.reissue_confirmation(confirmation.token_hash,
-                                                         hash_token(token)):
+        if review is None:
             continue
         reviews.append({"confirms": confirmation.action, "review": review,
                         "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
-                        "source": confirmation.source, "token": token,
+                        "source": confirmation.source,
+                        "token": ctx.review_tokens.token_for(confirmation.token_hash),
                         "email": confirmation.payload.get("email")})
     return reviews
 

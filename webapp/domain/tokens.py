@@ -1,0 +1,43 @@
+"""Secrets the site hands out and keeps only as digests: what is stored of a token, and the
+tokens a person's review page shows for what waits for their confirmation."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+
+def hash_token(token: str) -> str:
+    """What is stored of a token: its SHA-256 (hex)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReviewTokens:
+    """The tokens the review page shows: a confirmation's stored hash, signed with the site's
+    secret (`<hash>.<signature>`).
+
+    The page cannot show the token that was first made (only its hash is kept), and making
+    it a new one on every view would let a GET — a link from another site — break the
+    confirmation a person is about to make. A signed hash is the same on every view and
+    changes nothing; it stands for the same single-use, expiring confirmation as the token.
+    """
+
+    secret: bytes
+
+    def token_for(self, token_hash: str) -> str:
+        """The token the review page shows for the confirmation stored under `token_hash`."""
+        return f"{token_hash}.{self._signature(token_hash)}"
+
+    def hash_of(self, token: str) -> str:
+        """The stored hash `token` stands for: a review token's own, else its SHA-256."""
+        token_hash, dot, signature = token.partition(".")
+        if dot and hmac.compare_digest(signature, self._signature(token_hash)):
+            return token_hash
+        return hash_token(token)
+
+    def _signature(self, token_hash: str) -> str:
+        digest = hmac.new(self.secret, b"review:" + token_hash.encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
