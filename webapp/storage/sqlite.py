@@ -88,6 +88,10 @@ def quoted(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+# How many of a conjunction's rarest terms are intersected one by one (`fts_conjunction`).
+NESTED_TERMS = 12
+
+
 def fts_conjunction(terms: list[str]) -> str:
     """An FTS5 query for the events holding every one of `terms`, read rarest first.
 
@@ -97,8 +101,13 @@ def fts_conjunction(terms: list[str]) -> str:
     further (longer) list is only read where the rarer ones agree.
     """
     expression = " ".join(quoted(term) for term in terms[:2])
-    for term in terms[2:]:
+    for term in terms[2:NESTED_TERMS]:
         expression = f"(({expression}) NOT {NO_EVENT}) AND {quoted(term)}"
+    if rest := terms[NESTED_TERMS:]:
+        # Each nested term deepens FTS5's parser stack, which overflows near 30 of them (a
+        # long Chinese phrase is as many pieces as characters); by then the rarest lists have
+        # narrowed the matches, so the others are one flat AND.
+        expression = f"(({expression}) NOT {NO_EVENT}) AND ({' '.join(map(quoted, rest))})"
     return expression
 
 
