@@ -10,6 +10,9 @@ import os
 
 wsgi_app = "wsgi:app"
 bind = os.environ.get("BIND", "127.0.0.1:8000")
+# The address every absolute address the site hands out is made from (never a request's
+# Host): behind nginx or a load balancer, set FLASK_SITE_URL to the public one.
+os.environ.setdefault("FLASK_SITE_URL", f"http://{bind}")
 # SQLite serializes writes, so a few workers with a few threads each is plenty on one host.
 workers = int(os.environ.get("WEB_CONCURRENCY", min(4, 2 * multiprocessing.cpu_count())))
 worker_class = "gthread"

@@ -109,6 +109,8 @@ def nginx_config(directory: Path, port: int, upstream: int) -> str:
         "access_log /var/log/nginx/access.log;": f"access_log {directory}/access.log;",
         "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
         "listen 80;": f"listen 127.0.0.1:{port};",
+        "listen 80 default_server;": f"listen 127.0.0.1:{port} default_server;",
+        "server_name events.example.tw;": "server_name 127.0.0.1 localhost;",
         "alias /srv/webmcp-events/static/;": f"alias {PROJECT_ROOT}/static/;",
         "client_header_timeout 10s;": "client_header_timeout 300s;",
         "client_body_timeout 10s;": "client_body_timeout 300s;",

@@ -188,6 +188,15 @@ def test_nginx_refuses_a_body_past_the_limit_with_an_envelope(behind_nginx, app)
         "retryable": False, "errors": {"_schema": ["The request is too large."]}}
 
 
+def test_nginx_closes_a_request_for_another_host(behind_nginx):
+    """Only the site's own name is served: a forged Host gets no answer at all (444)."""
+    port, _ = behind_nginx
+    answered, _ = fetch(port, "GET", "/health")  # Host: the name the test config serves
+    assert answered.status == 200
+    with pytest.raises(ConnectionError):  # closed unanswered: a reset or an empty reply
+        fetch(port, "GET", "/health", headers={"Host": "forged.example"})
+
+
 def test_the_limit_in_nginx_is_the_apps(app):
     from servers import NGINX_CONFIG
     kib = app.config["MAX_CONTENT_LENGTH"] // 1024

@@ -47,6 +47,11 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # Tool inputs are a few short fields: refuse anything bigger before reading it.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         "MAX_FORM_MEMORY_SIZE": 64 * 1024,
+        # The site's public address (scheme and host, e.g. https://events.example.tw): every
+        # absolute address it hands out (sitemap, calendars, canonical links, the addresses an
+        # agent is sent to) is made from it, never from a request's Host. gunicorn.conf.py
+        # sets it from the bind address when unset; None: the address the request reached.
+        "SITE_URL": None,
         # The commit /health/version reports (None: ask git once per process).
         "COMMIT": None,
         # The site's clock: every time the app reasons about comes from it.

@@ -25,9 +25,9 @@ from ..webmcp.negotiation import render_post_result
 from ..webmcp.negotiation import with_vary
 from ..webmcp.routes import page_route
 from ..webmcp.routes import tool_route
+from .addresses import site_url
 from .calls import action_context
 from .calls import run_tool
-from .calls import site_url
 from .mcp import MCP_PATH
 from .visitors import live_visitor
 

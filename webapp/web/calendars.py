@@ -22,9 +22,9 @@ from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import calendars as actions
 from ..storage.connection import get_db
+from .addresses import site_url
 from .caching import public
 from .calls import action_context
-from .calls import site_url
 
 bp = Blueprint("calendars", __name__, url_prefix="/calendar")
 PRODUCT = "-//webmcp-events//Events in Taiwan//EN"

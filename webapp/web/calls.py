@@ -35,6 +35,7 @@ from ..webmcp.result import not_found
 from ..webmcp.result import people_only
 from ..webmcp.result import session_expired
 from ..webmcp.routes import current_role
+from .addresses import site_url
 from .visitors import SessionExpired
 from .visitors import cookie_visitor
 from .visitors import visitor_for_write
@@ -66,12 +67,6 @@ def _secret() -> bytes:
     """The app's secret key as bytes (Flask takes it as text or bytes)."""
     key = current_app.secret_key
     return key if isinstance(key, bytes) else str(key).encode()
-
-
-def site_url() -> str:
-    """The site's address as this request reached it (behind trusted proxies, as they saw
-    it), for the addresses a person is sent to."""
-    return request.host_url.rstrip("/")
 
 
 class ToolCall(NamedTuple):

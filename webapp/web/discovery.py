@@ -9,10 +9,10 @@ from typing import Any
 from flask import Blueprint
 from flask import Response
 from flask import render_template
-from flask import url_for
 
 from ..domain.actions import events as actions
 from ..storage.connection import get_db
+from .addresses import external_url_for
 from .caching import public
 from .calls import action_context
 from .languages import LANGUAGES
@@ -31,7 +31,7 @@ def robots() -> Response:
     """Crawl the events, not anyone's own pages; the sitemap is here."""
     lines = ["User-agent: *"]
     lines += [f"Disallow: /{code}{path}" for code in LANGUAGES for path in PRIVATE_PATHS]
-    lines += ["Disallow: /mcp", "", f"Sitemap: {url_for('.sitemap', _external=True)}", ""]
+    lines += ["Disallow: /mcp", "", f"Sitemap: {external_url_for('.sitemap')}", ""]
     return Response("\n".join(lines), mimetype="text/plain")
 
 
@@ -47,5 +47,5 @@ def sitemap() -> Response:
 
 
 def _in_every_language(endpoint: str, **values: Any) -> dict[str, Any]:
-    return {"urls": {code: url_for(endpoint, lang_code=code, _external=True, **values)
+    return {"urls": {code: external_url_for(endpoint, lang_code=code, **values)
                      for code in LANGUAGES}}

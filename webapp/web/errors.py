@@ -32,6 +32,7 @@ from ..webmcp.result import not_found
 from ..webmcp.result import rate_limited
 from ..webmcp.result import session_expired
 from ..webmcp.routes import current_action
+from .addresses import site_url
 
 # The heading people read above an error's message.
 HEADINGS = {
@@ -51,7 +52,7 @@ def reload_url() -> str:
     if request.method == "GET":
         return same_site_path(request.path, request.query_string.decode("latin-1"))
     referrer = urlsplit(request.referrer or "")
-    here = urlsplit(request.host_url)
+    here = urlsplit(site_url())
     if (referrer.scheme, referrer.netloc) != (here.scheme, here.netloc):
         return url_for("events.search")
     return same_site_path(referrer.path, referrer.query)

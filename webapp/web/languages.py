@@ -35,6 +35,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from ..webmcp.negotiation import is_partial
 from ..webmcp.negotiation import wants_json
+from .addresses import site_url
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def in_language(code: str) -> str:
 def alternate_pages() -> list[tuple[str, str]]:
     """(hreflang, absolute URL) of this page in every language, and as `x-default` its
     neutral address (which sends each visitor to their own language)."""
-    host = request.host_url.rstrip("/")
+    host = site_url()
     pages = [(language.tag, host + in_language(language.code)) for language in LANGUAGES.values()]
     own = in_language(current_language().code)
     neutral = own[len(current_language().code) + 1:] or "/"

@@ -48,9 +48,9 @@ from ..webmcp.result import internal_error
 from ..webmcp.result import not_connected
 from ..webmcp.result import rate_limited
 from ..webmcp.routes import route_roles
+from .addresses import site_url
 from .calls import perform
 from .calls import record
-from .calls import site_url
 from .errors import window
 from .visitors import SessionExpired
 from .visitors import keep_alive

@@ -15,7 +15,6 @@ from babel.dates import get_timezone_location
 from babel.numbers import format_decimal
 from babel.numbers import get_currency_symbol
 from flask import Flask
-from flask import request
 from flask_babel import force_locale
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -28,6 +27,7 @@ from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
 from ..domain.schemas import PAGE_SIZE
 from ..domain.schemas import PRICES
+from .addresses import absolute_url
 
 
 class DateWords(NamedTuple):
@@ -106,12 +106,6 @@ def city_beside_venue(event: dict[str, Any]) -> str:
     city = str(LOCATIONS[event["location"]])
     venue = str(event["venue"]).casefold()
     return "" if city.casefold() in venue or event["location"] in venue else city
-
-
-def absolute_url(path: str) -> str:
-    """A site-relative address as a full one, on the host this request reached (canonical
-    links, Open Graph, structured data and calendars want full addresses)."""
-    return request.host_url.rstrip("/") + path
 
 
 # The activity log in words: what was done (by action name) and how it ended (by status word).

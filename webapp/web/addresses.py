@@ -1,0 +1,32 @@
+"""The site's own address, from which every absolute address it hands out is made.
+
+Sitemaps, calendars, canonical links, structured data and the addresses an agent is sent to
+outlive the request: made from the request's `Host`, any client could have the site print an
+address of its choosing. With `SITE_URL` set (gunicorn sets it from its bind address unless
+told otherwise) they come from the configuration; unset (the tests' client, `flask run`),
+from the address the request reached.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+from flask import request
+from flask import url_for
+
+
+def site_url() -> str:
+    """The site's address (scheme and host, no final "/")."""
+    configured = current_app.config.get("SITE_URL")
+    return str(configured or request.host_url).rstrip("/")
+
+
+def absolute_url(path: str) -> str:
+    """A site-relative address (starting with "/") as a full one."""
+    return site_url() + path
+
+
+def external_url_for(endpoint: str, **values: Any) -> str:
+    """`url_for` as a full address on the site's own address."""
+    return absolute_url(url_for(endpoint, **values))
