@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from bs4 import BeautifulSoup
 from helpers import JSON
+from helpers import RENDERINGS
 from helpers import attribute
 from helpers import one
 from icalendar import Calendar
@@ -118,3 +119,15 @@ def test_an_agent_cannot_make_a_feed(visitor):
     assert refused.get_json()["status"] != "success"
     page = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser")
     assert "Make a calendar address" in one(page, "#calendar-feed").get_text()
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("language", ["en", "zh-TW"])
+def test_my_registrations_answers_once_a_calendar_address_exists(visitor, language):
+    """Making a calendar address once made My registrations answer 503 for good, in every
+    rendering: the page handed a time to a filter that reads ISO text."""
+    visitor.register()
+    make_feed(visitor)
+    for name, headers in RENDERINGS.items():
+        answer = visitor.get(f"/{language}/registrations", headers=headers)
+        assert answer.status_code == 200, name

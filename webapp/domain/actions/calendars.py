@@ -12,7 +12,6 @@ Like connecting an agent, this is a person's step, never a tool.
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
 from typing import Any
 
 from flask_babel import gettext as _
@@ -23,6 +22,7 @@ from ...webmcp.result import Status
 from ...webmcp.result import ToolResult
 from ...webmcp.result import not_found
 from ..projections import event_details
+from ..projections import local_time
 from ..schemas import CalendarFeedInput
 from ..tokens import hash_token
 from . import ActionContext
@@ -58,9 +58,11 @@ def stop_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) 
                       message=_("Your calendar address no longer works."))
 
 
-def calendar_feed_since(db: Storage, ctx: ActionContext) -> datetime | None:
-    """When the visitor's calendar address was made, or None when they have none."""
-    return db.calendar_feed_since(ctx.visitor_id) if ctx.visitor_id else None
+def calendar_feed_since(db: Storage, ctx: ActionContext) -> str | None:
+    """When the visitor's calendar address was made (ISO 8601 in the site's zone, as every
+    time a page is given), or None when they have none."""
+    since = db.calendar_feed_since(ctx.visitor_id) if ctx.visitor_id else None
+    return local_time(since, ctx.timezone) if since else None
 
 
 def feed_events(db: Storage, token: str, ctx: ActionContext) -> list[dict[str, Any]] | None:
