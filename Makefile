@@ -66,8 +66,10 @@ translations: $(VENV)/.installed
 	    --no-wrap --ignore-obsolete
 
 # Debian's Chromium drives the WebMCP browser tests; Playwright never downloads a browser here.
+# fonts-noto-cjk: without a CJK font the browsers draw Chinese as boxes (screenshots, Lighthouse).
 browser:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
+	@fc-list :lang=zh-tw | grep -q . || { $(SUDO) apt-get update && $(SUDO) apt-get install -y fonts-noto-cjk; }
 	@chromium --version 2>/dev/null | grep -q Chromium || { echo "chromium is not usable" >&2; exit 1; }
 
 # Lighthouse audits the pages people land on (tests/browser/test_lighthouse.py, bench table 11)
