@@ -643,6 +643,15 @@ class PostgresStorage:
         return registration_of(row, moment) if row else None
 
     @guarded
+    def email_registered(self, event_id: str, email: str) -> bool:
+        """Whether an active registration for the event was made with this e-mail address
+        (in any case: addresses kept before they were kept in lower case)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM registrations WHERE event_id = %s AND state = 'active' "
+            "AND lower(email) = lower(%s) LIMIT 1", [event_id, email]).fetchone()
+        return row is not None
+
+    @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:
         """All of the visitor's registrations, active first, then by event start."""
         return [registration_of(row, moment) for row in self.conn.execute(

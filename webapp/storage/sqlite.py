@@ -563,6 +563,15 @@ class SQLiteStorage:
         return registration_of(rows[0], from_text) if rows else None
 
     @guarded
+    def email_registered(self, event_id: str, email: str) -> bool:
+        """Whether an active registration for the event was made with this e-mail address
+        (in any case: addresses kept before they were kept in lower case)."""
+        rows = list(self.db.query(
+            "SELECT 1 FROM registrations WHERE event_id = ? AND state = 'active' "
+            "AND lower(email) = lower(?) LIMIT 1", [event_id, email]))
+        return bool(rows)
+
+    @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:
         """All of the visitor's registrations, active first, then by event start."""
         rows = self.db.query(
