@@ -93,7 +93,7 @@ nginx:
 # The PostgreSQL backend and the shared rate limits are tested for real (tests/services.py):
 # Debian's packaged PostgreSQL cluster runs as a service (its initdb refuses root), and the
 # tests make a throwaway database in it for each run; they start a throwaway redis-server of
-# their own on a free port. `make run` needs neither (it serves SQLite, counting in memory).
+# their own on a free port. `make run` needs neither (it serves SQLite, counting the rate limits in a file beside it).
 services: postgres redis
 
 # The cluster is started when it is not running, and the user running the tests gets a

@@ -116,11 +116,13 @@ def app_config() -> dict[str, Any]:
 
 
 @pytest.fixture
-def app(database_setting, clock, app_config):
+def app(database_setting, clock, app_config, tmp_path):
     app = create_app({
         "TESTING": True,
         "SECRET_KEY": "test secret",
         "DATABASE": database_setting,
+        # Each test counts apart (a PostgreSQL app would count in the instance folder).
+        "RATELIMIT_STORAGE_URI": f"host://{tmp_path / 'rate-limits.sqlite'}",
         "CLOCK": clock,
         # Limits stay on in tests, high enough that no flow test meets them.
         **ONE_ADDRESS_CROWD,

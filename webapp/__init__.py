@@ -46,7 +46,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.from_prefixed_env()
     else:
         app.config.from_mapping(test_config)
-    app.config.from_mapping(config.derived(app.config))
+    app.config.from_mapping(config.derived(app.config, app.instance_path))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path))
 

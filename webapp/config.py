@@ -22,6 +22,8 @@ SITE_ROOT = _PACKAGE if (_PACKAGE / "templates").is_dir() else _PACKAGE.parent
 
 # Defaults that code outside an app (benchmarks, data tools) needs too.
 DATABASE_BUSY_TIMEOUT_MS = 5000
+# The rate limits' counters in a file of this host (see `counters_uri`).
+HOST_COUNTERS = "host://"
 SITE_TIMEZONE = "Asia/Taipei"
 
 
@@ -60,9 +62,10 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # RATELIMIT_* settings). A person makes a few writes a minute; an agent working through
         # a list makes more, in bursts.
         "RATELIMIT_ENABLED": True,
-        # In the process (web/limit_counters.py) each worker counts alone: several workers or
-        # hosts share redis://host:6379.
-        "RATELIMIT_STORAGE_URI": "local://",
+        # `host://`: in a file every worker of this host shares (web/limit_counters.py),
+        # beside the SQLite database or in the instance folder; several hosts share
+        # redis://host:6379. (`local://` counts in each process alone: one budget per worker.)
+        "RATELIMIT_STORAGE_URI": HOST_COUNTERS,
         "RATELIMIT_WRITES": "30 per minute;300 per hour",
         # An address may hold many people (an office, a conference Wi-Fi), each with the
         # budget above, but not without end: a new session costs one GET.
@@ -103,13 +106,25 @@ def defaults(instance_path: str) -> dict[str, Any]:
     }
 
 
-def derived(config: dict[str, Any]) -> dict[str, Any]:
+def derived(config: dict[str, Any], instance_path: str) -> dict[str, Any]:
     """Settings that follow from others once every source has been applied."""
     return {
+        "RATELIMIT_STORAGE_URI": counters_uri(config, instance_path),
         "PERMANENT_SESSION_LIFETIME": int(config["VISITOR_TTL"]),
         # Flask-Babel writes times in the zone events are shown in.
         "BABEL_DEFAULT_TIMEZONE": config["SITE_TIMEZONE"],
     }
+
+
+def counters_uri(config: dict[str, Any], instance_path: str) -> str:
+    """Where the rate limits count: a bare `host://` names the file beside the SQLite
+    database (so each database has its own), or in the instance folder for PostgreSQL."""
+    uri = str(config["RATELIMIT_STORAGE_URI"])
+    if uri != HOST_COUNTERS:
+        return uri
+    database = str(config["DATABASE"])
+    folder = instance_path if "://" in database else os.path.dirname(os.path.abspath(database))
+    return f"{HOST_COUNTERS}{os.path.join(folder, 'rate-limits.sqlite')}"
 
 
 Clock = Callable[[], datetime]
