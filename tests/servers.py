@@ -106,7 +106,8 @@ def nginx_config(directory: Path, port: int, upstream: int) -> str:
     for line, replacement in {
         "user www-data;": f"user {getpass.getuser()};",  # ignored unless started as root
         "error_log /var/log/nginx/error.log;": f"error_log {directory}/error.log;",
-        "access_log /var/log/nginx/access.log;": f"access_log {directory}/access.log;",
+        "access_log /var/log/nginx/access.log redacted;":
+            f"access_log {directory}/access.log redacted;",
         "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
         "listen 80;": f"listen 127.0.0.1:{port};",
         "listen 80 default_server;": f"listen 127.0.0.1:{port} default_server;",
