@@ -50,12 +50,14 @@ def free_port() -> int:
 @contextmanager
 def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
              env: Mapping[str, str | None] | None = None, log: Path | None = None,
-             wrapper: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+             wrapper: tuple[str, ...] = (), access_log: Path | None = None
+             ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the app with gunicorn until the block ends; yields (base URL, process).
 
     `database` is a SQLite file or a postgresql:// URL (then give `log`); `env` sets
     variables of the server's environment (None unsets one), and `wrapper` is a command
-    gunicorn runs under (e.g. one that drops privileges).
+    gunicorn runs under (e.g. one that drops privileges). The access log is written to
+    `access_log` if given, else nowhere.
     """
     port = free_port()
     wanted: dict[str, str | None] = {
@@ -69,7 +71,8 @@ def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
         assert isinstance(database, Path), "say where the log of a PostgreSQL server goes"
         log = database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile", "/dev/null"],
+    process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile",
+                                str(access_log or "/dev/null")],
                                cwd=PROJECT_ROOT,
                                env=environment, stdout=output, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -106,7 +109,8 @@ def nginx_config(directory: Path, port: int, upstream: int) -> str:
     for line, replacement in {
         "user www-data;": f"user {getpass.getuser()};",  # ignored unless started as root
         "error_log /var/log/nginx/error.log;": f"error_log {directory}/error.log;",
-        "access_log /var/log/nginx/access.log;": f"access_log {directory}/access.log;",
+        "access_log /var/log/nginx/access.log redacted;":
+            f"access_log {directory}/access.log redacted;",
         "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
         "listen 80;": f"listen 127.0.0.1:{port};",
         "listen 80 default_server;": f"listen 127.0.0.1:{port} default_server;",
