@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 
@@ -111,7 +112,7 @@ def test_an_answer_that_sets_a_cookie_is_never_public(client):
 
 def public_addresses(app) -> list[str]:
     """An address of every GET route declared public (`@public`), in English."""
-    values = {"event_id": "evt-webmcp-intro", "lang_code": "en"}
+    values: dict[str, Any] = {"event_id": "evt-webmcp-intro", "lang_code": "en"}
     addresses = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():
