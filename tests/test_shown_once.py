@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
+from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 from helpers import CSRF_FIELD
 from helpers import TOKEN_FIELD
@@ -27,6 +28,9 @@ from mcp_helpers import ACCESS_TOKEN
 
 from webapp.web.carried import LIFETIME
 from webapp.webmcp.negotiation import CARRY_KEY
+from webapp.webmcp.negotiation import render_post_result
+from webapp.webmcp.result import Status
+from webapp.webmcp.result import ToolResult
 
 pytestmark = pytest.mark.both_backends
 
@@ -174,3 +178,14 @@ def test_a_cookie_from_before_holding_a_whole_result_is_ignored(app, browser):
     browser.send_again(signer(app).dumps(session))
     assert browser.secrets_on(case.page, case) == []
     assert CARRY_KEY not in session_of(app, browser.cookie)
+
+
+def test_an_app_without_a_store_never_falls_back_to_the_cookie():
+    """The toolkit has no default store: carrying a result without one fails, loudly."""
+    bare = Flask(__name__)
+    bare.secret_key = "bare"
+    with bare.test_request_context("/things", method="POST"), pytest.raises(
+            RuntimeError, match="no store for carried results"):
+        render_post_result(ToolResult(action="add_thing", status=Status.SUCCESS,
+                                      message="Added.", page_only={"token": "secret"}),
+                           "page.html", "partial.html", redirect_to="/things")
