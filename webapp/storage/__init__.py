@@ -232,6 +232,18 @@ class Storage(Protocol):
 
     def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool: ...
 
+    # carried results
+    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
+                            now: datetime) -> None:
+        """Keep a result (JSON) under the hash of its key until `expires_at`, and drop every
+        kept result that expired by `now`."""
+        ...
+
+    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
+        """The result kept under this key hash, deleted as it is read (a second take gets
+        None); None too when there is none or it expired by `now`."""
+        ...
+
     # activity
     def record_activity(self, entry: Activity) -> None: ...
 

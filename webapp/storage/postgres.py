@@ -769,6 +769,28 @@ class PostgresStorage:
             [connection_id, visitor_id])
         return cursor.rowcount == 1
 
+    # -- carried results ----------------------------------------------------------------
+
+    @guarded
+    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
+                            now: datetime) -> None:
+        """Keep a result under the hash of its key; the expired ones go."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM carried_results WHERE expires_at <= %s",
+                              [stored(now)])
+            self.conn.execute("INSERT INTO carried_results (key_hash, body, expires_at) "
+                              "VALUES (%s, %s, %s)", [key_hash, body, stored(expires_at)])
+
+    @guarded
+    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
+        """The result kept under this key hash, deleted in the statement that reads it (so
+        it is read once, whoever races for it); None when absent or expired."""
+        row = self.conn.execute("DELETE FROM carried_results WHERE key_hash = %s "
+                                "RETURNING body, expires_at", [key_hash]).fetchone()
+        if row is None or moment(row["expires_at"]) <= now:
+            return None
+        return str(row["body"])
+
     # -- activity -----------------------------------------------------------------------
 
     @guarded

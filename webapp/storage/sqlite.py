@@ -696,6 +696,31 @@ class SQLiteStorage:
             [connection_id, visitor_id])
         return cursor.rowcount == 1
 
+    # -- carried results ----------------------------------------------------------------
+
+    @guarded
+    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
+                            now: datetime) -> None:
+        """Keep a result under the hash of its key; the expired ones go (few: each lives
+        minutes, and most are taken at once)."""
+        with self.transaction():
+            self.db.execute("DELETE FROM carried_results WHERE expires_at <= ?", [to_text(now)])
+            self._insert("carried_results", {"key_hash": key_hash, "body": body,
+                                             "expires_at": to_text(expires_at)})
+
+    @guarded
+    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
+        """The result kept under this key hash, deleted in the same statement that reads it,
+        so two requests with the same key never both get it; None when absent or expired."""
+        # A statement that returns rows is not committed by sqlite-utils: the transaction
+        # commits it (and every row is read before the commit).
+        with self.transaction():
+            rows = self.db.execute("DELETE FROM carried_results WHERE key_hash = ? "
+                                   "RETURNING body, expires_at", [key_hash]).fetchall()
+        if not rows or from_text(rows[0][1]) <= now:
+            return None
+        return str(rows[0][0])
+
     # -- activity -----------------------------------------------------------------------
 
     @guarded
