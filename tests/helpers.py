@@ -110,20 +110,6 @@ def hidden_value(field: re.Pattern[str], page: str) -> str:
     return found.group(1)
 
 
-# Every POST route, with input of the right shape (ids that need not exist), and its action.
-POST_ROUTES = [
-    ("/events/evt-agent-testing/save", {}, "save_event"),
-    ("/events/evt-agent-testing/register", {"attendee_name": "Ann", "email": "a@example.com"},
-     "prepare_event_registration"),
-    ("/registrations/cancellation", {"registration_id": "reg-aaaaaaaaaaaa"},
-     "prepare_registration_cancellation"),
-    ("/registrations/confirm", {"confirmation_token": "whatever"}, "confirm_registration"),
-    ("/registrations/reg-aaaaaaaaaaaa/cancel", {"confirmation_token": "whatever"},
-     "confirm_cancellation"),
-    ("/saved/evt-webmcp-intro/remove", {}, "remove_saved_event"),
-]
-
-
 def database_files(database: Path) -> list[Path]:
     """The database file and its WAL companions (any of them may not exist at the moment)."""
     return [database, *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm"))]
