@@ -56,4 +56,5 @@ def test_the_app_starts_from_the_defaults_alone(tmp_path):
             assert app.config[name] == value, name
     assert app.config["PERMANENT_SESSION_LIFETIME"] == app.config["VISITOR_TTL"]
     # The host's counters: beside the database (each database counts apart).
-    assert app.config["RATELIMIT_STORAGE_URI"] == f"host://{tmp_path / 'rate-limits.sqlite'}"
+    assert app.config["RATELIMIT_STORAGE_URI"] == (
+        f"host://{tmp_path / 'events.rate-limits.sqlite'}")

@@ -130,7 +130,8 @@ def default_app(tmp_path, monkeypatch) -> Flask:
 
 def test_the_app_counts_on_the_host_by_default(tmp_path, monkeypatch):
     app = default_app(tmp_path, monkeypatch)
-    assert app.config["RATELIMIT_STORAGE_URI"] == f"host://{tmp_path / 'rate-limits.sqlite'}"
+    assert app.config["RATELIMIT_STORAGE_URI"] == (
+        f"host://{tmp_path / 'events.rate-limits.sqlite'}")
     searched = app.test_client().get("/events", headers={"Accept": "application/json"})
     assert searched.status_code == 200
     (limiter,) = app.extensions["limiter"]

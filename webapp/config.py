@@ -63,8 +63,9 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # a list makes more, in bursts.
         "RATELIMIT_ENABLED": True,
         # `host://`: in a file every worker of this host shares (web/limit_counters.py),
-        # beside the SQLite database or in the instance folder; several hosts share
-        # redis://host:6379. (`local://` counts in each process alone: one budget per worker.)
+        # beside the SQLite database (events.rate-limits.sqlite) or in the instance folder;
+        # several hosts share redis://host:6379. (`local://` counts in each process alone:
+        # one budget per worker.)
         "RATELIMIT_STORAGE_URI": HOST_COUNTERS,
         "RATELIMIT_WRITES": "30 per minute;300 per hour",
         # An address may hold many people (an office, a conference Wi-Fi), each with the
@@ -117,14 +118,16 @@ def derived(config: dict[str, Any], instance_path: str) -> dict[str, Any]:
 
 
 def counters_uri(config: dict[str, Any], instance_path: str) -> str:
-    """Where the rate limits count: a bare `host://` names the file beside the SQLite
-    database (so each database has its own), or in the instance folder for PostgreSQL."""
+    """Where the rate limits count: a bare `host://` names a file beside the SQLite database,
+    named after it (each database, each site, counts apart), or in the instance folder for
+    PostgreSQL."""
     uri = str(config["RATELIMIT_STORAGE_URI"])
     if uri != HOST_COUNTERS:
         return uri
     database = str(config["DATABASE"])
-    folder = instance_path if "://" in database else os.path.dirname(os.path.abspath(database))
-    return f"{HOST_COUNTERS}{os.path.join(folder, 'rate-limits.sqlite')}"
+    if "://" in database:
+        return f"{HOST_COUNTERS}{os.path.join(instance_path, 'rate-limits.sqlite')}"
+    return f"{HOST_COUNTERS}{os.path.splitext(os.path.abspath(database))[0]}.rate-limits.sqlite"
 
 
 Clock = Callable[[], datetime]
