@@ -7,6 +7,7 @@ same visitor, and can prepare but never finish a registration or a cancellation.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -162,9 +163,13 @@ def registered_with_an_agent(base: str, event_id: str) -> tuple[HttpVisitor, str
     return person, token, register_as_person(person, event_id)
 
 
+PEOPLE = itertools.count(1)
+
+
 def register_as_person(person: HttpVisitor, event_id: str) -> str:
-    """The person registers through the site (prepare, then the human-only confirm)."""
-    token = person.prepare_registration(event_id, "Ann Lee", "ann@example.com")
+    """The person registers through the site (prepare, then the human-only confirm), with an
+    e-mail address of their own (one address holds one seat of an event)."""
+    token = person.prepare_registration(event_id, "Ann Lee", f"ann.{next(PEOPLE)}@example.com")
     confirmed = person.confirm_registration(token).json()
     assert confirmed["status"] == "success"
     registration: str = confirmed["data"]["registration"]["id"]
