@@ -6,6 +6,7 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import closing
 from datetime import date
 from pathlib import Path
@@ -16,7 +17,11 @@ from flask import Flask
 from helpers import Visitor
 from helpers import english
 from servers import ONE_ADDRESS_CROWD
+from services import create_database
+from services import database_url
+from services import drop_database
 from services import fresh_schema
+from services import new_database_name
 from services import redis_server
 from services import throwaway_database
 from shifted_clock.sitecustomize import DESTINATION
@@ -28,8 +33,10 @@ from whitenoise.compress import Compressor
 from webapp import create_app
 from webapp.clock import site_today
 from webapp.config import SITE_ROOT as PROJECT_ROOT
+from webapp.storage.connection import SEED
 from webapp.storage.connection import close_backend
 from webapp.storage.connection import prepare_database
+from webapp.storage.postgres import PostgresStorage
 
 # What `database_setting` can be: tests marked `both_backends` run once on each.
 BACKENDS = ("sqlite", "postgresql")
@@ -122,20 +129,36 @@ def app_config() -> dict[str, Any]:
     return {}
 
 
+SeedingKey = tuple[str, date, str]
+
+
+def seeding_key(app: Flask) -> SeedingKey:
+    """What seeding the app's database reads: the events file, the day it schedules them from
+    (on the app's clock), the time zone. Databases seeded alike are the same."""
+    return str(app.config["SEED_FILE"]), site_today(), str(app.config["SITE_TIMEZONE"])
+
+
 @pytest.fixture(scope="session")
-def seeded_sqlite(tmp_path_factory) -> dict[tuple[str, date, str], Path]:
-    """Seeded SQLite databases made during this run, by what their seeding read (the events
-    file, the day it scheduled them from, the time zone): each test starts from a copy."""
+def seeded_sqlite() -> dict[SeedingKey, Path]:
+    """SQLite databases seeded during this run, by what their seeding read."""
     return {}
 
 
-def copy_seeded(app: Flask, templates: dict[tuple[str, date, str], Path], folder: Path) -> None:
-    """Prepare the app's new SQLite database as a copy of one seeded the same way earlier in
-    the run (a file copy: a few milliseconds, where migrating and seeding takes 150-300 ms),
-    or prepare it and keep a copy for the next tests."""
-    seeding = (str(app.config["SEED_FILE"]), site_today(), str(app.config["SITE_TIMEZONE"]))
+@pytest.fixture(scope="session")
+def seeded_postgres() -> Iterator[dict[SeedingKey, str]]:
+    """PostgreSQL databases seeded during this run (by name), dropped at its end."""
+    templates: dict[SeedingKey, str] = {}
+    yield templates
+    for name in templates.values():
+        drop_database(name)
+
+
+def copy_seeded_sqlite(app: Flask, templates: dict[SeedingKey, Path], folder: Path) -> None:
+    """Prepare the app's new SQLite database as a copy of one seeded alike earlier in the run
+    (a file copy: milliseconds, where migrating and seeding takes 150-300 ms), or prepare it
+    and keep a copy for the next tests."""
     database = Path(app.config["DATABASE"])
-    template = templates.get(seeding)
+    template = templates.get(seeding_key(app))
     if template is not None:
         shutil.copyfile(template, database)
     prepare_database()  # on a copy: finds everything done, in a millisecond or two
@@ -144,16 +167,32 @@ def copy_seeded(app: Flask, templates: dict[tuple[str, date, str], Path], folder
         with closing(sqlite3.connect(database)) as source, \
                 closing(sqlite3.connect(template)) as copy:
             source.backup(copy)  # consistent whatever is still in the source's WAL
-        templates[seeding] = template
+        templates[seeding_key(app)] = template
+
+
+def copy_seeded_postgres(app: Flask, name: str, templates: dict[SeedingKey, str]) -> None:
+    """Create the app's PostgreSQL database `name` as a copy of one seeded alike earlier in the
+    run, seeding that one first if there is none yet."""
+    template = templates.get(seeding_key(app))
+    if template is None:
+        template = new_database_name()
+        create_database(template)
+        PostgresStorage.prepare(database_url(template), seed=app.extensions[SEED])
+        templates[seeding_key(app)] = template
+    create_database(name, template)
+    prepare_database()  # on a copy: finds everything done
 
 
 @pytest.fixture
-def app(database_setting, backend_name, clock, app_config, tmp_path, tmp_path_factory,
-        seeded_sqlite):
+def app(backend_name, clock, app_config, tmp_path, tmp_path_factory, request):
+    """The app, on a database of its own seeded with the sample events (a copy of one seeded
+    once per run)."""
+    postgres = backend_name == "postgresql"
+    name = new_database_name()
     app = create_app({
         "TESTING": True,
         "SECRET_KEY": "test secret",
-        "DATABASE": database_setting,
+        "DATABASE": database_url(name) if postgres else str(tmp_path / "events.sqlite"),
         # Each test counts apart (a PostgreSQL app would count in the instance folder).
         "RATELIMIT_STORAGE_URI": f"host://{tmp_path / 'rate-limits.sqlite'}",
         "CLOCK": clock,
@@ -162,12 +201,15 @@ def app(database_setting, backend_name, clock, app_config, tmp_path, tmp_path_fa
         **app_config,
     })
     with app.app_context():
-        if backend_name == "sqlite":
-            copy_seeded(app, seeded_sqlite, tmp_path_factory.getbasetemp())
+        if postgres:
+            copy_seeded_postgres(app, name, request.getfixturevalue("seeded_postgres"))
         else:
-            prepare_database()
+            copy_seeded_sqlite(app, request.getfixturevalue("seeded_sqlite"),
+                               tmp_path_factory.getbasetemp())
     yield app
     close_backend(app)
+    if postgres:
+        drop_database(name)
 
 
 @pytest.fixture
