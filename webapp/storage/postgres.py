@@ -828,11 +828,13 @@ class PostgresStorage:
             connections = self.conn.execute(
                 "DELETE FROM agent_connections WHERE expires_at < %s",
                 [stored(visitors_before)]).rowcount
+            carried = self.conn.execute("DELETE FROM carried_results WHERE expires_at < %s",
+                                     [stored(visitors_before)]).rowcount
             for table in ("saved_events", "confirmations", "registrations", "activity",
                           "agent_connections", "calendar_feeds"):
                 self.conn.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.conn.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                          gone).rowcount
         return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections}
+                "connections": connections, "carried": carried}
 

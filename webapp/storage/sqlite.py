@@ -767,10 +767,12 @@ class SQLiteStorage:
                                        [to_text(activity_before)]).rowcount
             connections = self.db.execute("DELETE FROM agent_connections WHERE expires_at < ?",
                                           [to_text(visitors_before)]).rowcount
+            carried = self.db.execute("DELETE FROM carried_results WHERE expires_at < ?",
+                                     [to_text(visitors_before)]).rowcount
             for table in ("saved_events", "confirmations", "registrations", "activity",
                           "agent_connections", "calendar_feeds"):
                 self.db.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.db.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                        gone).rowcount
         return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections}
+                "connections": connections, "carried": carried}
