@@ -36,6 +36,7 @@ def post_routes() -> list[tuple[str, dict[str, Any], str]]:
     for rule, role in route_roles(app):
         if "POST" not in (rule.methods or ()):
             continue
+        assert role.action is not None, f"{rule} takes a POST but runs no action"
         fields = role.action.schema().fields
         url = addresses.build(rule.endpoint, {name: SAMPLE_VALUES[name]
                                               for name in rule.arguments})
