@@ -30,6 +30,7 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import PROJECT_ROOT
 from helpers import TOKEN_FIELD
+from suite_clock import suite_start
 
 from webapp.web.limits import BUDGETS
 
@@ -57,13 +58,14 @@ def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
     `database` is a SQLite file or a postgresql:// URL (then give `log`); `env` sets
     variables of the server's environment (None unsets one), and `wrapper` is a command
     gunicorn runs under (e.g. one that drops privileges). The access log is written to
-    `access_log` if given, else nowhere.
+    `access_log` if given, else nowhere. The server's clock starts where the tests' does
+    (`FLASK_CLOCK_START`; unset it in `env` for the real time).
     """
     port = free_port()
     wanted: dict[str, str | None] = {
         **os.environ, "FLASK_DATABASE": str(database), "FLASK_SECRET_KEY": "server test secret",
         "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers),
-        "GUNICORN_THREADS": str(threads),
+        "GUNICORN_THREADS": str(threads), "FLASK_CLOCK_START": suite_start().isoformat(),
         **{f"FLASK_{setting}": limit for setting, limit in ONE_ADDRESS_CROWD.items()},
         **(env or {})}
     environment = {name: value for name, value in wanted.items() if value is not None}

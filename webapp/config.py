@@ -14,6 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .clock import clock_starting_at
+
 # The folder holding `templates/`, `static/` and `data/`: the checkout, or the installed
 # package when `pip install .` packed them into it (setup.cfg maps them there).
 _PACKAGE = Path(__file__).resolve().parent
@@ -58,6 +60,10 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "COMMIT": None,
         # The site's clock: every time the app reasons about comes from it.
         "CLOCK": real_clock,
+        # An ISO 8601 instant with its offset: the clock starts there as each process starts,
+        # and runs on at the real pace (servers the tests start at the edges of days and
+        # years). None: the real time.
+        "CLOCK_START": None,
         # Rate limits at several scopes (`web/limits.py`; Flask-Limiter reads its own
         # RATELIMIT_* settings). A person makes a few writes a minute; an agent working through
         # a list makes more, in bursts.
@@ -109,7 +115,9 @@ def defaults(instance_path: str) -> dict[str, Any]:
 
 def derived(config: dict[str, Any], instance_path: str) -> dict[str, Any]:
     """Settings that follow from others once every source has been applied."""
+    start = config.get("CLOCK_START")
     return {
+        **({"CLOCK": clock_starting_at(datetime.fromisoformat(str(start)))} if start else {}),
         "RATELIMIT_STORAGE_URI": counters_uri(config, instance_path),
         "PERMANENT_SESSION_LIFETIME": int(config["VISITOR_TTL"]),
         # Flask-Babel writes times in the zone events are shown in.
