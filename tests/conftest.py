@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sqlite3
@@ -9,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import date
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,16 @@ from webapp.storage.postgres import PostgresStorage
 
 # What `database_setting` can be: tests marked `both_backends` run once on each.
 BACKENDS = ("sqlite", "postgresql")
+# Where a test that moves or reads the clock also starts it, besides the suite's start: the
+# edges of days and years in the site's zone. Fixed instants, so the verdict is the same on any
+# day: 05:30 in Taipei is still the day before in UTC; at 23:59 on 31 December the day, the
+# month and the year change a minute later; the 29th of February. ("start", the suite's start,
+# is noon on an ordinary day.)
+CLOCK_EDGES = {
+    "early-morning": datetime.fromisoformat("2026-06-16T05:30:00+08:00"),
+    "new-years-eve": datetime.fromisoformat("2026-12-31T23:59:00+08:00"),
+    "leap-day": datetime.fromisoformat("2028-02-29T12:00:00+08:00"),
+}
 
 
 def pytest_configure() -> None:
@@ -60,10 +72,30 @@ def pytest_report_header() -> str:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test marked `both_backends` runs once per backend (SQLite, then PostgreSQL)."""
+    """A test marked `both_backends` runs once per backend (SQLite, then PostgreSQL); a test
+    that takes the tests' clock itself (it moves it, or reads it) runs at every clock edge."""
     if (metafunc.definition.get_closest_marker("both_backends")
             and "backend_name" in metafunc.fixturenames):
         metafunc.parametrize("backend_name", BACKENDS, indirect=True)
+    if takes_the_tests_clock(metafunc):
+        metafunc.parametrize("clock", ["start", *CLOCK_EDGES], indirect=True)
+
+
+def takes_the_tests_clock(metafunc: pytest.Metafunc) -> bool:
+    """Whether the test function names `clock` among its own arguments, and that `clock` is
+    this file's (a module may have a clock of its own, for something else)."""
+    if "clock" not in inspect.signature(metafunc.function).parameters:
+        return False
+    definitions = metafunc._arg2fixturedefs.get("clock") or ()  # noqa: SLF001 - pytest's own
+    return bool(definitions) and definitions[-1].func.__module__ == __name__
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests run at the clock edges `clock_edges` (`make test-shifted` runs them)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "clock" in callspec.params:
+            item.add_marker(pytest.mark.clock_edges)
 
 
 @pytest.fixture
@@ -118,9 +150,11 @@ def tally(request):
 
 
 @pytest.fixture
-def clock() -> Clock:
-    """The app's clock, at the suite's start instant (never the wall clock) until moved."""
-    return Clock(suite_start())
+def clock(request) -> Clock:
+    """The app's clock, at the suite's start instant (never the wall clock) until moved; for
+    a test that takes the clock itself, at each of CLOCK_EDGES in turn."""
+    edge = getattr(request, "param", "start")
+    return Clock(CLOCK_EDGES[edge] if edge in CLOCK_EDGES else suite_start())
 
 
 @pytest.fixture
