@@ -14,7 +14,8 @@ from helpers import query_database
 from helpers import the_jsonld
 from helpers import three_answers
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 
 def registrations_in_db(app, event_id="evt-webmcp-intro"):
@@ -65,6 +66,7 @@ def test_the_review_offers_a_human_only_confirm_form(visitor):
     assert hidden == {"csrf_token", "confirmation_token"}
 
 
+@pytest.mark.both_backends
 def test_confirming_takes_one_seat(app, visitor):
     _, token = visitor.prepare_registration()
     response = visitor.confirm_registration(token)
@@ -109,6 +111,7 @@ def test_registering_twice_is_a_conflict(visitor):
     assert "already registered" in answer["message"]
 
 
+@pytest.mark.both_backends
 def test_two_reviews_confirmed_register_once(visitor):
     _, first = visitor.prepare_registration()
     _, second = visitor.prepare_registration()
@@ -118,6 +121,7 @@ def test_two_reviews_confirmed_register_once(visitor):
     assert visitor.seats() == 7
 
 
+@pytest.mark.both_backends
 def test_one_email_address_holds_one_seat_of_an_event(app, visitor, other_visitor):
     """Two browsers, one person's address: the second is told at once, and a review prepared
     before the first confirmed cannot take a second seat either."""
@@ -190,6 +194,7 @@ def test_a_full_event_cannot_be_prepared_and_its_page_says_so(visitor):
     assert "This event is full" in soup.get_text()
 
 
+@pytest.mark.both_backends
 def test_a_closed_event_cannot_be_prepared(visitor, clock):
     event = visitor.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     clock.now = datetime.fromisoformat(event["registrationDeadline"]) + timedelta(seconds=1)
@@ -199,6 +204,7 @@ def test_a_closed_event_cannot_be_prepared(visitor, clock):
     assert soup.select_one("form[toolname]") is None
 
 
+@pytest.mark.both_backends
 def test_confirming_rechecks_the_deadline(visitor, clock):
     event = visitor.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     deadline = datetime.fromisoformat(event["registrationDeadline"])
@@ -212,6 +218,7 @@ def test_confirming_rechecks_the_deadline(visitor, clock):
     assert visitor.seats() == 8
 
 
+@pytest.mark.both_backends
 def test_the_last_seat_goes_to_the_first_confirmation(app):
     from helpers import Visitor
     visitors = [Visitor(app) for _ in range(9)]
@@ -291,6 +298,7 @@ def test_invalid_input_without_javascript_keeps_what_was_typed(visitor):
     assert the_jsonld(response.data)["status"] == "invalid_input"
 
 
+@pytest.mark.both_backends
 def test_the_whole_flow_without_javascript(app, visitor):
     response = visitor.post("/events/evt-webmcp-intro/register",
                             {"attendee_name": "Ann", "email": "ann@example.com"})

@@ -32,7 +32,8 @@ from webapp.webmcp.negotiation import render_post_result
 from webapp.webmcp.result import Status
 from webapp.webmcp.result import ToolResult
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 EMAIL = "shown.once@example.com"
 
@@ -127,6 +128,7 @@ def browser(app, visitor) -> Browser:
     return Browser(app, visitor)
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize("case", SHOWN_ONCE.values(), ids=SHOWN_ONCE.keys())
 def test_the_cookie_holds_a_key_never_the_secret(app, browser, case):
     landing = browser.submit(case)
@@ -148,6 +150,7 @@ def test_the_same_cookie_sent_again_shows_nothing(browser, case):
     assert browser.secrets_on(landing, case) == []
 
 
+@pytest.mark.both_backends
 def test_a_result_not_fetched_in_time_is_never_shown(browser, clock):
     case = SHOWN_ONCE["agent access token"]
     landing = browser.submit(case)

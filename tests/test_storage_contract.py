@@ -209,6 +209,18 @@ def test_one_active_registration_per_visitor_and_event(backend):
         assert storage.active_registration(someone, EVENT.id) is not None
 
 
+def test_an_email_address_is_registered_in_any_case_until_cancelled(backend):
+    with opened(backend) as storage:
+        someone = visitor(storage, 1)
+        assert storage.email_registered(EVENT.id, "p1@example.com") is False
+        storage.create_registration(registration(someone, 1))
+        assert storage.email_registered(EVENT.id, "p1@example.com") is True
+        assert storage.email_registered(EVENT.id, "P1@Example.COM") is True  # kept before
+        assert storage.email_registered(EVENT.id, "p2@example.com") is False
+        storage.cancel_registration("reg-1", NOW)
+        assert storage.email_registered(EVENT.id, "p1@example.com") is False
+
+
 def test_a_failed_transaction_changes_nothing(backend):
     with opened(backend) as storage:
         someone = visitor(storage, 1)
