@@ -144,6 +144,17 @@ def write_lock_held(database: Path) -> Iterator[None]:
 PEOPLE = itertools.count(1)
 
 
+def unique_email() -> str:
+    """An e-mail address no other registration of the run uses (one address holds one seat
+    of an event, and servers are shared between tests)."""
+    return f"ann.{next(PEOPLE)}@example.com"
+
+
+def new_person(name: str = "Ann Lee") -> dict[str, str]:
+    """A registration's attendee, with an address of their own."""
+    return {"attendee_name": name, "email": unique_email()}
+
+
 class Visitor:
     """One browser: its own cookies, the CSRF token its pages carry, and shortcuts; `address`
     is the one it connects from (the test client's default is 127.0.0.1)."""
@@ -152,7 +163,7 @@ class Visitor:
         self.client = english(app.test_client())
         # Each person registers with an address of their own: one address holds one seat of
         # an event, whoever uses it.
-        self.email = f"ann.{next(PEOPLE)}@example.com"
+        self.email = unique_email()
         if address is not None:
             self.client.environ_base["REMOTE_ADDR"] = address
         self._csrf: str | None = None
