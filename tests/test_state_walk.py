@@ -205,6 +205,9 @@ class SiteWalk(RuleBasedStateMachine):
             prepare_database()
         self.tally["ms building apps"] += round((time.perf_counter() - started) * 1000)
         self.browser = Visitor(self.app)
+        # The person lands on an event's page (in English), which gives the browser the CSRF
+        # token its forms carry: fetched later, that read would switch the language back.
+        assert self.browser.csrf
         self.others = 0
         # What the browser has been given: confirm tokens (the cancellation ones with the
         # registration they cancel), registration ids, calendar feed tokens, agent tokens.
@@ -260,14 +263,16 @@ class SiteWalk(RuleBasedStateMachine):
     def language_kept(self) -> Iterator[None]:
         """Reading pages under a language prefix sets the language cookie: what the walk reads
         to check the site must not change the language the person chose."""
-        chosen = self.browser.client.get_cookie(LANGUAGE_COOKIE)
+        # The value, not the cookie: the test client updates the cookie it handed out.
+        cookie = self.browser.client.get_cookie(LANGUAGE_COOKIE)
+        chosen = cookie.value if cookie else None
         try:
             yield
         finally:
             if chosen is None:
                 self.browser.client.delete_cookie(LANGUAGE_COOKIE)
             else:
-                self.browser.client.set_cookie(LANGUAGE_COOKIE, chosen.value)
+                self.browser.client.set_cookie(LANGUAGE_COOKIE, chosen)
 
     def learn(self, response: TestResponse) -> None:
         """Remember the registration ids and calendar addresses an answer showed."""
