@@ -163,3 +163,29 @@ def test_every_worker_of_a_host_spends_one_budget(tmp_path, monkeypatch):
         process.join()
     assert [process.exitcode for process in processes] == [0, 0]
     assert storage_from_string(uri).get("event:evt-x:address:127.0.0.1") == 400
+
+
+def open_and_hit(uri: str, start) -> None:
+    """What a gunicorn worker does on its first request: open the counters' file, count."""
+    counters = storage_from_string(uri)
+    start.wait()
+    counters.incr("address:127.0.0.1", 3600)
+
+
+def test_workers_starting_together_all_open_a_new_file(tmp_path):
+    """Workers that start together race to set up a new file; every one of them must count (the
+    switch to WAL mode once answered one of them "database is locked" at once, about one worker
+    in a hundred)."""
+    workers = multiprocessing.get_context("fork")
+    exit_codes = []
+    for attempt in range(12):
+        uri = f"host://{tmp_path / str(attempt) / 'rate-limits.sqlite'}"
+        start = workers.Barrier(8)
+        processes = [workers.Process(target=open_and_hit, args=(uri, start)) for _ in range(8)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join()
+        exit_codes += [process.exitcode for process in processes]
+        assert storage_from_string(uri).get("address:127.0.0.1") == exit_codes[-8:].count(0)
+    assert exit_codes == [0] * len(exit_codes)

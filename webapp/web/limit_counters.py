@@ -23,6 +23,7 @@ workers or hosts share `redis://` (README: Running on several machines).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import threading
@@ -147,14 +148,25 @@ class HostCounters(Storage):
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         db = sqlite3.connect(self.path, timeout=self.BUSY_TIMEOUT_SECONDS,
                              isolation_level=None)
-        db.execute("PRAGMA journal_mode = WAL")
+        self._prepare_file(db)
         db.execute("PRAGMA synchronous = OFF")
         db.execute(f"PRAGMA cache_size = -{self.CACHE_KIB}")
-        db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, "
-                   "hits INTEGER NOT NULL, ends REAL NOT NULL) WITHOUT ROWID")
-        db.execute("CREATE INDEX IF NOT EXISTS counters_by_end ON counters (ends)")
         self._threads.held = (os.getpid(), db)
         return db
+
+    def _prepare_file(self, db: sqlite3.Connection) -> None:
+        """Put the file in WAL mode and make its table, one process at a time.
+
+        Workers starting together race to switch a new file to WAL, and SQLite answers the
+        loser "database is locked" at once, without waiting out the busy timeout: the switch
+        needs the file alone. An exclusive lock on a file beside it queues them instead.
+        """
+        with open(f"{self.path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, "
+                       "hits INTEGER NOT NULL, ends REAL NOT NULL) WITHOUT ROWID")
+            db.execute("CREATE INDEX IF NOT EXISTS counters_by_end ON counters (ends)")
 
     def incr(self, key: str, expiry: float, amount: int = 1) -> int:
         """Count `amount` more hits of `key`; a new window of `expiry` seconds starts when the
