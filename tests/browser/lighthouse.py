@@ -1,5 +1,6 @@
 """Lighthouse (pinned in tools/lighthouse, `make lighthouse` installs it) run over the site's
-pages with Debian's Chromium, one run at a time, its JSON report read here.
+pages with Debian's Chromium, one run at a time in one browser (batch.mjs), its JSON reports
+read here.
 
 Shared by the browser test (accessibility, best practices and SEO) and the benchmark (the
 performance score, which is timing and so never asserted). Lighthouse never downloads a
@@ -22,12 +23,11 @@ from servers import HttpVisitor
 from .chromium import CHROMIUM
 
 LIGHTHOUSE = PROJECT_ROOT / "tools" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
-# As root Chromium runs only without its sandbox, as in the browser tests.
-CHROME_FLAGS = "--headless=new --no-sandbox --disable-gpu"
+BATCH = PROJECT_ROOT / "tools" / "lighthouse" / "batch.mjs"
 # Mobile is Lighthouse's default (a phone's screen, a slow CPU and network, simulated);
 # desktop is its preset.
 FORM_FACTORS = ("mobile", "desktop")
-# One run takes 10-30 s on an idle machine; a loaded one may take several times that.
+# One run takes 4-30 s on an idle machine; a loaded one may take several times that.
 TIMEOUT = 300
 
 
@@ -126,26 +126,48 @@ class Report:
         return failing
 
 
-def run(url: str, form_factor: str, categories: tuple[str, ...],
-        headers: dict[str, str] | None = None) -> Report:
-    """Lighthouse over `url` in `form_factor`, for `categories` only; `headers` go with every
-    request (a visitor's Cookie, say). A run that fails raises with Lighthouse's own words."""
+@dataclass(frozen=True)
+class Audit:
+    """One Lighthouse run: a page's address in a form factor, for some categories only, with
+    `headers` sent with every request (a visitor's Cookie, say)."""
+
+    url: str
+    form_factor: str
+    categories: tuple[str, ...]
+    headers: dict[str, str] | None = None
+
+
+def run_all(audits: list[Audit], quick: bool = False) -> list[Report]:
+    """Lighthouse's reports on `audits`, one after another in one Chromium (batch.mjs). A
+    `quick` run leaves out the waits only performance needs. A run that fails raises with
+    Lighthouse's own words."""
     if not LIGHTHOUSE.is_file():
         raise LighthouseMissing(f"{LIGHTHOUSE} is missing: run `make lighthouse`")
     with tempfile.TemporaryDirectory(prefix="lighthouse-") as scratch:
-        output = Path(scratch) / "report.json"
-        command = [str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={output}",
-                   f"--only-categories={','.join(categories)}", f"--chrome-flags={CHROME_FLAGS}"]
-        if form_factor == "desktop":
-            command.append("--preset=desktop")
-        if headers:
-            command.append(f"--extra-headers={json.dumps(headers)}")
-        finished = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT,
+        outputs = [Path(scratch) / f"report-{number}.json" for number in range(len(audits))]
+        runs = Path(scratch) / "runs.json"
+        runs.write_text(json.dumps([
+            {"url": audit.url, "formFactor": audit.form_factor,
+             "categories": list(audit.categories), "headers": audit.headers, "quick": quick,
+             "output": str(output)}
+            for audit, output in zip(audits, outputs, strict=True)]))
+        finished = subprocess.run(["node", str(BATCH), str(runs)], capture_output=True,
+                                  text=True, timeout=TIMEOUT * len(audits),
                                   env={**os.environ, "CHROME_PATH": str(CHROMIUM)})
-        if finished.returncode != 0 or not output.is_file():
-            raise RuntimeError(f"lighthouse failed on {url} ({form_factor}, exit "
-                               f"{finished.returncode}): {finished.stderr[-2000:]}")
-        data = json.loads(output.read_text())
-    if data.get("runtimeError"):
-        raise RuntimeError(f"lighthouse could not load {url}: {data['runtimeError']}")
-    return Report(url, form_factor, data)
+        if finished.returncode != 0:
+            raise RuntimeError(f"lighthouse failed (exit {finished.returncode}): "
+                               f"{finished.stderr[-2000:]}")
+        reports = [Report(audit.url, audit.form_factor, json.loads(output.read_text()))
+                   for audit, output in zip(audits, outputs, strict=True)]
+    for report in reports:
+        if report.data.get("runtimeError"):
+            raise RuntimeError(f"lighthouse could not load {report.url}: "
+                               f"{report.data['runtimeError']}")
+    return reports
+
+
+def run(url: str, form_factor: str, categories: tuple[str, ...],
+        headers: dict[str, str] | None = None) -> Report:
+    """Lighthouse over `url` in `form_factor`, for `categories` only, with every wait."""
+    (report,) = run_all([Audit(url, form_factor, categories, headers)])
+    return report

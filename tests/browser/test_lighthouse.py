@@ -3,9 +3,10 @@ land on, as a phone and as a desktop: the events list (in Chinese and English), 
 page, a free and a paid event, the registration form, the review of a pending registration
 and the visitor's registrations.
 
-Lighthouse runs once at a time (`tests/browser/lighthouse.py`), with Debian's Chromium, and
-its JSON report is read here; a page below the bar names the audits that failed. Performance
-is timing, never asserted: `python -m bench --only lighthouse` prints it.
+Lighthouse audits every page in every form factor one after another in one Chromium
+(`tests/browser/lighthouse.py`), without the waits only performance needs, and its JSON
+reports are read here; a page below the bar names the audits that failed. Performance is
+timing, never asserted: `python -m bench --only lighthouse` prints it, with every wait.
 
 The pages of one's own (the registration form, the pending review, one's registrations) say
 `noindex` on purpose (tests/test_discovery.py): Lighthouse's SEO category counts that as a
@@ -19,10 +20,11 @@ import pytest
 
 from .lighthouse import FORM_FACTORS
 from .lighthouse import PAGES
+from .lighthouse import Audit
 from .lighthouse import LighthouseMissing
 from .lighthouse import Page
 from .lighthouse import Report
-from .lighthouse import run
+from .lighthouse import run_all
 from .lighthouse import visitor_with_registrations
 from .visit import Site
 
@@ -34,18 +36,19 @@ KEPT_OUT_OF_SEARCH = "is-crawlable"
 
 
 @pytest.fixture(scope="module")
-def visitor_headers(site: Site) -> dict[str, str]:
-    """The Cookie of a visitor with a confirmed registration and one waiting for review."""
-    return visitor_with_registrations(site.base_url)
-
-
-def lighthouse(site: Site, page: Page, form_factor: str, headers: dict[str, str]) -> Report:
-    """Lighthouse's report on `page`; a missing Lighthouse fails the test, never skips it."""
+def reports(site: Site) -> dict[tuple[str, str], Report]:
+    """Lighthouse's report on every page in every form factor, by (page name, form factor);
+    the pages of one's own are opened as a visitor with registrations (its Cookie). A missing
+    Lighthouse fails the tests, never skips them."""
+    headers = visitor_with_registrations(site.base_url)
+    audits = {(page.name, form_factor): Audit(site.url(page.path), form_factor, CATEGORIES,
+                                              headers if page.personal else None)
+              for page in PAGES for form_factor in FORM_FACTORS}
     try:
-        return run(site.url(page.path), form_factor, CATEGORIES,
-                   headers if page.personal else None)
+        found = run_all(list(audits.values()), quick=True)
     except LighthouseMissing as missing:
         pytest.fail(str(missing), pytrace=False)
+    return dict(zip(audits, found, strict=True))
 
 
 def seo_score(report: Report, indexed: bool) -> float:
@@ -57,9 +60,9 @@ def seo_score(report: Report, indexed: bool) -> float:
 
 @pytest.mark.parametrize("form_factor", FORM_FACTORS)
 @pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
-def test_lighthouse_scores_97_or_more(site: Site, page: Page, form_factor: str,
-                                      visitor_headers: dict[str, str]):
-    report = lighthouse(site, page, form_factor, visitor_headers)
+def test_lighthouse_scores_97_or_more(reports: dict[tuple[str, str], Report], page: Page,
+                                      form_factor: str):
+    report = reports[page.name, form_factor]
     # Leaving nothing out, the recomputation must agree with Lighthouse's own (which it rounds
     # to two decimals).
     assert report.score_without("seo", ()) == pytest.approx(report.score("seo"), abs=0.005)
