@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-shifted install catalogs translations browser lighthouse nginx services \
+.PHONY: run test check test-shifted install catalogs translations browser lighthouse nginx services \
 	postgres redis static lint bench wrk clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
@@ -14,8 +14,21 @@ run: install static
 ## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), run the
 ## whole test suite, then the shifted-clock runs
 test: install browser lighthouse nginx services static lint
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL)
 	@$(MAKE) --no-print-directory test-shifted
+
+# The tests run in as many processes as the machine has cores (pytest-xdist): most of a test's
+# time is a server or a browser answering, so a second process fills the wait. A test goes to
+# whichever process is free; those that share one costly fixture say so with
+# `@pytest.mark.xdist_group` (the Lighthouse reports) and run in one process.
+PARALLEL = -n auto --dist loadgroup
+
+## While working: lint, types and the tests that need no browser, no PostgreSQL and no server
+## of their own (`slow`), in under two minutes; `make test` runs everything
+check: install static
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/pytest $(PARALLEL) -q -m "not browser and not slow and not postgresql"
 
 # Where the shifted runs move every process's clock: the next such moment in Asia/Taipei.
 SHIFTED_CLOCKS = early-morning new-years-eve leap-day
@@ -27,7 +40,7 @@ test-shifted: install services static
 	@failed=; for moment in $(SHIFTED_CLOCKS); do \
 	    echo; echo "=== the clock's tests, every clock shifted to $$moment ==="; \
 	    PYTHONPATH="$(CURDIR)/tests/shifted_clock$${PYTHONPATH:+:$$PYTHONPATH}" \
-	        SHIFT_CLOCK_TO=$$moment $(BIN)/pytest -m "(clock_edges or shifted) and not browser" \
+	        SHIFT_CLOCK_TO=$$moment $(BIN)/pytest $(PARALLEL) -m "(clock_edges or shifted) and not browser" \
 	        || failed="$$failed $$moment"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "shifted-clock runs failed:$$failed" >&2; exit 1; fi

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import inspect
 import os
 import shutil
@@ -91,11 +92,23 @@ def takes_the_tests_clock(metafunc: pytest.Metafunc) -> bool:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests run at the clock edges `clock_edges` (`make test-shifted` runs them)."""
+    """Mark the tests run at the clock edges `clock_edges` (`make test-shifted` runs them), and
+    those that need the PostgreSQL server `postgresql` (`make check` leaves them out)."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "clock" in callspec.params:
             item.add_marker(pytest.mark.clock_edges)
+        if uses_postgresql(item):
+            item.add_marker(pytest.mark.postgresql)
+
+
+def uses_postgresql(item: pytest.Item) -> bool:
+    """Whether the test runs on this run's PostgreSQL database (through a fixture or as one
+    of the backends it is parametrized over)."""
+    callspec = getattr(item, "callspec", None)
+    parameters = callspec.params.values() if callspec is not None else ()
+    return ("postgres_database" in getattr(item, "fixturenames", ())
+            or any(value == "postgresql" for value in parameters))
 
 
 @pytest.fixture
@@ -130,10 +143,15 @@ def database_setting(backend_name, tmp_path, request) -> str:
 def precompressed_static():
     """What `make static` does: gzip copies of the static files, for WhiteNoise to serve."""
     compressor = Compressor(quiet=True, use_brotli=False)
-    for root, _, files in os.walk(PROJECT_ROOT / "static"):
-        for name in files:
-            if compressor.should_compress(name):
-                list(compressor.compress(os.path.join(root, name)))
+    # The suite's processes (pytest-xdist's workers) share the folder: one writes at a time,
+    # so none of their servers reads a copy half written.
+    (PROJECT_ROOT / "build").mkdir(exist_ok=True)
+    with open(PROJECT_ROOT / "build" / "static.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for root, _, files in os.walk(PROJECT_ROOT / "static"):
+            for name in files:
+                if compressor.should_compress(name):
+                    list(compressor.compress(os.path.join(root, name)))
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -33,6 +33,9 @@ from webapp.domain.schemas import LOCATIONS
 from webapp.domain.schemas import PRICES
 from webapp.webmcp.result import Status
 
+# Thousands of generated requests, a few seconds a test: `make check` leaves them to `make test`.
+pytestmark = pytest.mark.slow
+
 EVENTS = ["evt-webmcp-intro", "evt-agent-testing", "evt-semantic-html", "evt-malicious-copy"]
 # The three renderings, and the htmx partial the JS bridge asks for on an agent's behalf.
 RENDERINGS = {**THREE_RENDERINGS, "agent": {**HTMX, "WebMCP-Agent-Invoked": "true"}}

@@ -100,6 +100,7 @@ def break_template(root: Path, name: str, old: str, new: str) -> None:
     path.write_text(source.replace(old, new, 1))
 
 
+@pytest.mark.slow  # each walks every sample page of a sandbox copy of the project (~3 s)
 @pytest.mark.parametrize(("template", "old", "new", "codes", "reported_in"), [
     # the results list writes its radios by hand, under a name the schema does not know
     ("events/_event_list.html",

@@ -321,11 +321,11 @@ GENERATED = 1500
 
 
 @pytest.fixture(scope="module")
-def both_filled(tmp_path_factory, request) -> Iterator[dict[str, Storage]]:
+def both_filled(tmp_path_factory, postgres_database) -> Iterator[dict[str, Storage]]:
     """The same synthetic events in a SQLite file and in a PostgreSQL schema."""
     events = list(generate_events(GENERATED, seed=15, now=NOW, timezone=TAIPEI))
     settings = {"sqlite": str(tmp_path_factory.mktemp("contract") / "events.sqlite"),
-                "postgresql": fresh_schema(request.getfixturevalue("postgres_database"))}
+                "postgresql": fresh_schema(postgres_database)}
     storages = {}
     for name, setting in settings.items():
         filled = backend_for(setting, busy_timeout_ms=10_000, connections=1)

@@ -28,7 +28,8 @@ from .lighthouse import run_all
 from .lighthouse import visitor_with_registrations
 from .visit import Site
 
-pytestmark = pytest.mark.browser
+# One process runs every audit (a batch of them in one Chromium), however many run the suite.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("lighthouse")]
 
 CATEGORIES = ("accessibility", "best-practices", "seo")
 BAR = 0.97
