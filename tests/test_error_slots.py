@@ -32,6 +32,8 @@ BIG = "x" * 70_000  # over MAX_CONTENT_LENGTH
 # action reads them; an argument not named here gets ANY_VALUE).
 ADDRESS_VALUES = {"event_id": EVENT, "registration_id": "reg-aaaaaaaaaaaa"}
 ANY_VALUE = "nothing-here"
+# What a reading action is asked in the query string of its routes (every one must be named).
+QUERIES = {"search_events": "query=webmcp", "get_event_details": f"event_id={EVENT}"}
 
 
 def action_routes(app) -> list[tuple[str, str, str, tuple[Status, ...]]]:
@@ -115,14 +117,25 @@ def test_a_rate_limited_write_goes_to_the_error_slot(app, visitor):
         assert_in_error_slot(response, action, "rate_limited")
 
 
+def reading_routes(app) -> list[tuple[str, str]]:
+    """(path with its query, action) of every GET route that runs an action, asked what its
+    action is asked in QUERIES (the event's own page needs no query)."""
+    routes = []
+    for path, method, action, _ in action_routes(app):
+        if method != "GET":
+            continue
+        assert action in QUERIES, f"{path} runs {action}: name its query in QUERIES"
+        query = "" if EVENT in path else f"?{QUERIES[action]}"
+        routes.append((path + query, action))
+    return routes
+
+
 def test_a_failing_database_goes_to_the_error_slot_where_the_answer_renders_no_form(app, client):
     """The event page's details morph into a target holding the get_event_details form, and
     a search's results hold the get_event_details form of the list: a fault shows beside."""
     for file in database_files(Path(app.config["DATABASE"])):
         file.unlink(missing_ok=True)
-    for path, action in ((f"/events/{EVENT}", "get_event_details"),
-                         ("/events?query=webmcp", "search_events"),
-                         (f"/events/details?event_id={EVENT}", "get_event_details")):
+    for path, action in reading_routes(app):
         response = client.get(path, headers=HTMX)
         assert response.status_code == 503, path
         assert_in_error_slot(response, action, "internal_error")
@@ -144,13 +157,12 @@ def test_a_failed_search_leaves_the_results_and_marks_the_fields(client):
     assert soup.select_one("[toolname]") is None  # no form comes with it
 
 
-@pytest.mark.parametrize(("path", "action"), [
-    ("/events?query=webmcp", "search_events"),
-    (f"/events/{EVENT}", "get_event_details"),
-    (f"/events/details?event_id={EVENT}", "get_event_details"),
-])
-def test_any_other_answer_empties_the_error_slot(client, path, action):
-    response = client.get(path, headers=HTMX)
-    assert response.status_code == 200 and "HX-Retarget" not in response.headers
-    slot = BeautifulSoup(response.data, "html.parser").find(id=error_slot_id(action))
-    assert slot is not None and slot.get("hx-swap-oob") == "innerMorph" and not slot.contents
+def test_any_other_answer_empties_the_error_slot(app, client):
+    routes = reading_routes(app)
+    assert len(routes) >= 3  # the list's search, the event's page, the preview
+    for path, action in routes:
+        response = client.get(path, headers=HTMX)
+        assert response.status_code == 200 and "HX-Retarget" not in response.headers, path
+        slot = BeautifulSoup(response.data, "html.parser").find(id=error_slot_id(action))
+        assert slot is not None and slot.get("hx-swap-oob") == "innerMorph", path
+        assert not slot.contents, path
