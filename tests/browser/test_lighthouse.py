@@ -17,6 +17,7 @@ engines), and every other SEO audit must score as on any page.
 from __future__ import annotations
 
 import pytest
+from servers import gunicorn
 
 from .lighthouse import FORM_FACTORS
 from .lighthouse import PAGES
@@ -36,19 +37,23 @@ BAR = 0.97
 KEPT_OUT_OF_SEARCH = "is-crawlable"
 
 
-@pytest.fixture(scope="module")
-def reports(site: Site) -> dict[tuple[str, str], Report]:
-    """Lighthouse's report on every page in every form factor, by (page name, form factor);
-    the pages of one's own are opened as a visitor with registrations (its Cookie). A missing
-    Lighthouse fails the tests, never skips them."""
-    headers = visitor_with_registrations(site.base_url)
-    audits = {(page.name, form_factor): Audit(site.url(page.path), form_factor, CATEGORIES,
-                                              headers if page.personal else None)
-              for page in PAGES for form_factor in FORM_FACTORS}
-    try:
-        found = run_all(list(audits.values()), quick=True)
-    except LighthouseMissing as missing:
-        pytest.fail(str(missing), pytrace=False)
+@pytest.fixture(scope="session")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Report]:
+    """Lighthouse's report on every page in every form factor, by (page name, form factor),
+    from a server of their own; the pages of one's own are opened as a visitor with
+    registrations (its Cookie). Made once per process, however the tests are scheduled. A
+    missing Lighthouse fails the tests, never skips them."""
+    database = tmp_path_factory.mktemp("lighthouse") / "events.sqlite"
+    with gunicorn(database, workers=2, threads=4) as (base_url, _):
+        site = Site(base_url, database)
+        headers = visitor_with_registrations(site.base_url)
+        audits = {(page.name, form_factor): Audit(site.url(page.path), form_factor, CATEGORIES,
+                                                  headers if page.personal else None)
+                  for page in PAGES for form_factor in FORM_FACTORS}
+        try:
+            found = run_all(list(audits.values()), quick=True)
+        except LighthouseMissing as missing:
+            pytest.fail(str(missing), pytrace=False)
     return dict(zip(audits, found, strict=True))
 
 
