@@ -149,7 +149,7 @@ AGENT = "WebMCP-Agent-Invoked"
 def test_human_only_steps_refuse_a_request_marked_as_an_agents(tally, app, owner):
     """The bridge marks only submits of tool forms: a confirm form (or any human-only step)
     marked as an agent's call is refused with its own token, whoever sent it, and the token
-    still works for the person (DESIGN.md §3)."""
+    still works for the person (docs/design.md §3)."""
     attempts = [
         ("/registrations/confirm", {"confirmation_token": owner.register_token},
          "confirm_registration"),

@@ -40,7 +40,7 @@ EVENTS = ["evt-webmcp-intro", "evt-agent-testing", "evt-semantic-html", "evt-mal
 # The three renderings, and the htmx partial the JS bridge asks for on an agent's behalf.
 RENDERINGS = {**THREE_RENDERINGS, "agent": {**HTMX, "WebMCP-Agent-Invoked": "true"}}
 STATUSES = {status.word: status for status in Status}
-# HTTP codes a status may be sent with besides its own (DESIGN.md §4).
+# HTTP codes a status may be sent with besides its own (docs/design.md §4).
 # 403: a human-only step (a confirm form) refuses a request marked as an agent's call.
 OTHER_CODES = {"success": {201}, "invalid_input": {400, 403, 405, 413}}
 ENVELOPE_TYPES = {"action": str, "status": str, "message": str, "retryable": bool,

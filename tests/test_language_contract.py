@@ -1,4 +1,4 @@
-"""The machine contract never changes with the language (DESIGN.md §7).
+"""The machine contract never changes with the language (docs/design.md §7).
 
 The same calls are made in Chinese and in English, each on a fresh copy of the site with the
 same clock and the same random draws; every JSON answer must then be equal key by key, but

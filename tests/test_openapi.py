@@ -62,7 +62,7 @@ def test_posts_document_the_csrf_token(document):
 
 
 def test_status_codes_follow_the_envelope_statuses(document):
-    """Each response names the statuses it carries, at their HTTP codes (DESIGN.md §4)."""
+    """Each response names the statuses it carries, at their HTTP codes (docs/design.md §4)."""
     extra = {"405": "invalid_input (wrong method)", "413": "invalid_input (body too large)",
              "201": "success",
              "403": "invalid_input (marked as an agent's call: only a person submits this)"}
@@ -89,7 +89,7 @@ def request_schema(document, path: str, method: str) -> dict[str, Any]:
     return {"properties": body["properties"], "required": body.get("required", [])}
 
 
-# Formats the API documents that Chromium's schema of the same input never has (webmcp.md §1.3).
+# Formats the API documents that Chromium's schema of the same input never has (docs/webmcp.md §3).
 API_ONLY_FORMATS = {"email"}
 
 # The same tool, as its form shows it on a page and as OpenAPI documents its route.

@@ -1,7 +1,7 @@
 """`synthesize_input_schema` reads a form the way Chromium 156 does.
 
-Each `schema_cases/NAME.html` holds small hand-written forms, one per rule of the table in
-reference/webmcp.md §1.3 (and the corners found while checking it); `NAME.chromium.json` is
+Each `schema_cases/NAME.html` holds small hand-written forms, one per rule of
+docs/webmcp.md §3 (and the corners found while checking it); `NAME.chromium.json` is
 what Chromium 156 itself derived from that file, recorded with
 `webmcp_agent.py schema NAME.html` (the `getTools()` output, tool name -> inputSchema).
 """
@@ -43,8 +43,8 @@ def test_every_case_file_has_its_recording():
 
 
 def test_the_reference_example_verbatim():
-    """reference/webmcp.md §1.3: the order_tea form and the schema Chromium 156 gave for it
-    (copied from the reference as it stands)."""
+    """docs/webmcp.md §3's worked example: the order_tea form and the schema Chromium 156
+    gave for it (`order_tea.reference.json`, kept as it was recorded)."""
     page = BeautifulSoup((CASES / "descriptions.html").read_text(), "html.parser")
     form = one(page, "form[toolname=order_tea]")
     reference = json.loads((CASES / "order_tea.reference.json").read_text())

@@ -176,7 +176,7 @@ def test_query_matches_title_summary_venue_and_description(client):
     assert found_ids(client, "Daan Co-working") == ["evt-webmcp-intro"]  # venue only
 
 
-# The matching rules of DESIGN.md §8 as people meet them: (typed, an event it must find).
+# The matching rules of docs/design.md §8 as people meet them: (typed, an event it must find).
 SECURITY = "evt-ai-security-taipei"  # 台北資安研討會：AI 代理人的安全設計
 FINDS = [
     ("資安", SECURITY),  # a word inside a run of Chinese characters

@@ -165,8 +165,9 @@ def test_a_value_given_again_leaves_no_trace_in_the_page(js_tab):
     """Chromium fills a control only when the value given differs from the one it holds, and
     otherwise dispatches nothing: the page cannot tell a condition given again from one left
     out. So the bridge cannot reset the conditions a call left out without also dropping some
-    it was given; search_events says instead that a condition left out stays (DESIGN §4's
-    appliedFilters shows which were used). Were Chromium to tell, this test would fail."""
+    it was given; search_events says instead that a condition left out stays (the
+    appliedFilters of docs/design.md §4 show which were used). Were Chromium to tell, this
+    test would fail."""
     js_tab.page.add_init_script(NOTE_FILLS)
     js_tab.open("/events")
     js_tab.call("search_events", {"location": "taipei", "level": "beginner"})

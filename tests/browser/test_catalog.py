@@ -1,4 +1,4 @@
-"""Each page offers exactly the tools DESIGN.md §2 lists for it, as Chromium registers them;
+"""Each page offers exactly the tools docs/design.md §2 lists for it, as Chromium registers them;
 the human-only forms (confirm, cancel, remove) are never tools.
 """
 

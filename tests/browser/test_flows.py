@@ -1,6 +1,7 @@
-"""The three flows of DESIGN.md §5 with an agent and a person in one tab, JavaScript on and off,
-in a Chinese and in an English browser: the agent finds and saves; it prepares a registration
-or a cancellation, and only the person's press on the confirm button takes or frees a seat.
+"""The three flows of docs/design.md §5 with an agent and a person in one tab, JavaScript on
+and off, in a Chinese and in an English browser: the agent finds and saves; it prepares a
+registration or a cancellation, and only the person's press on the confirm button takes or
+frees a seat.
 The tools, their parameters and the answers' keys and values are the same in both languages.
 """
 

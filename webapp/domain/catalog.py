@@ -1,4 +1,4 @@
-"""The site's tool catalog: the only five tools an agent may see (DESIGN.md §2).
+"""The site's tool catalog: the only five tools an agent may see (docs/design.md §2).
 
 Confirming a registration or a cancellation is deliberately *not* a tool: only a person
 finishes a write that takes or gives up a seat. Names are the same in every language; titles

@@ -93,7 +93,7 @@ def run_tool(bound: dict[str, Any] | None = None) -> ToolCall:
     visitor_id = cookie_visitor()
     if source == "agent" and action.name not in CATALOG:
         # The bridge marks only submits of tool forms: a human-only step (a confirm form)
-        # marked as an agent's is refused, whoever sent it (DESIGN.md §3).
+        # marked as an agent's is refused, whoever sent it (docs/design.md §3).
         result = people_only(action.name)
     else:
         try:

@@ -2,7 +2,7 @@
 
 Derived from the route declarations (`routes.tool_route`): each route's input is the schema
 its action validates with, and its answers are the statuses its action declares plus those
-every call of its kind may meet (DESIGN.md §4 gives their HTTP codes).
+every call of its kind may meet (docs/design.md §4 gives their HTTP codes).
 """
 
 from __future__ import annotations

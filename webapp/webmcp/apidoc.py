@@ -38,7 +38,7 @@ class UntrustedContentSchema(Schema):
 
 
 class EnvelopeSchema(Schema):
-    """The result envelope of every tool and human-only action (DESIGN.md §4)."""
+    """The result envelope of every tool and human-only action (docs/design.md §4)."""
 
     action = fields.String(required=True, metadata={
         "description": "The tool, or the human-only action, that answered"})

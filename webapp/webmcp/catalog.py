@@ -12,7 +12,7 @@ from marshmallow import Schema
 from .text import Text
 from .text import _
 
-# Chromium registers a declarative tool only when its name matches this (webmcp.md §1.1).
+# Chromium registers a declarative tool only when its name matches this (docs/webmcp.md §2).
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 

@@ -5,8 +5,8 @@ The other side, `expected_input_schema(tool, ...)` from the tool's marshmallow s
 the runtime toolkit (`webmcp.input_schema`, re-exported here): both build each property with
 the same functions (`input_schema`, `choice_schema`, `describe`), so they can disagree only
 when the rendered form and the schema do. The rules are
-Chromium's (reference/webmcp.md §1.2-1.3), checked against Chromium 156 itself; where Chromium
-and the reference differ, Chromium's behaviour is the one written here:
+Chromium's (docs/webmcp.md §3), checked against Chromium 156 itself; where Chromium and a
+written account of it differ, Chromium's behaviour is the one written here:
 
 - controls are grouped by `name` after dropping disabled ones and read-only ones (where
   `readonly` applies); a name shared by anything but radios only or checkboxes only is left
