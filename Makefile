@@ -17,11 +17,10 @@ test: install browser lighthouse nginx services static lint
 	$(BIN)/pytest $(PARALLEL)
 	@$(MAKE) --no-print-directory test-shifted
 
-# The tests run in as many processes as the machine has cores (pytest-xdist): most of a test's
-# time is a server or a browser answering, so a second process fills the wait. A test goes to
-# whichever process is free; those that share one costly fixture say so with
-# `@pytest.mark.xdist_group` (the Lighthouse reports) and run in one process.
-PARALLEL = -n auto --dist loadgroup
+# The tests run in several processes (pytest-xdist), each module in one of them, so a module's
+# servers, browsers and Lighthouse batch are made once: most of a test's time is a server or a
+# browser answering, so two processes per core keep the cores busy.
+PARALLEL = -n $(shell echo $$(( 2 * $$(nproc) ))) --dist loadfile
 
 ## While working: lint, types and the tests that need no browser, no PostgreSQL and no server
 ## of their own (`slow`), in under two minutes; `make test` runs everything

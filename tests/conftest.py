@@ -93,13 +93,24 @@ def takes_the_tests_clock(metafunc: pytest.Metafunc) -> bool:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests run at the clock edges `clock_edges` (`make test-shifted` runs them), and
-    those that need the PostgreSQL server `postgresql` (`make check` leaves them out)."""
+    those that need the PostgreSQL server `postgresql` (`make check` leaves them out); then
+    put the modules of long tests first."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "clock" in callspec.params:
             item.add_marker(pytest.mark.clock_edges)
         if uses_postgresql(item):
             item.add_marker(pytest.mark.postgresql)
+    # The modules with the most long tests (browsers, servers of their own) first: pytest-xdist
+    # hands out whole modules in this order, and a long one started last keeps the run waiting.
+    long_tests = Counter(module_of(item) for item in items
+                         if item.get_closest_marker("browser") or item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -long_tests[module_of(item)])
+
+
+def module_of(item: pytest.Item) -> str:
+    """The file of a test, as its node id names it."""
+    return item.nodeid.split("::", 1)[0]
 
 
 def uses_postgresql(item: pytest.Item) -> bool:

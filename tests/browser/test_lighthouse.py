@@ -29,8 +29,7 @@ from .lighthouse import run_all
 from .lighthouse import visitor_with_registrations
 from .visit import Site
 
-# One process runs every audit (a batch of them in one Chromium), however many run the suite.
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("lighthouse")]
+pytestmark = pytest.mark.browser
 
 CATEGORIES = ("accessibility", "best-practices", "seo")
 BAR = 0.97
