@@ -230,12 +230,13 @@ class SiteWalk(RuleBasedStateMachine):
 
     # -- checks -------------------------------------------------------------------------------
 
-    def require(self, condition: bool, message: str) -> None:
-        """Fail the example with `message` unless `condition`; the first failure of the run
-        notes how many examples and steps it took to find."""
+    def require(self, condition: bool, kind: str, message: str) -> None:
+        """Fail the example with `message` unless `condition`. The first failure of each
+        `kind` in a run notes how many examples and steps it took to find (the step 0 is the
+        state an example starts in)."""
         if condition:
             return
-        first = f"{self.setting.backend}: first failure at"
+        first = f"{self.setting.backend}: first {kind} at"
         if f"{first} example" not in self.tally:
             self.tally[f"{first} example"] = self.example
             self.tally[f"{first} its step"] = self.steps + 1
@@ -247,7 +248,7 @@ class SiteWalk(RuleBasedStateMachine):
         the app logged none."""
         self.tally["requests"] += 1 + len(response.history)
         for hop in [*response.history, response]:
-            self.require(hop.status_code < 500,
+            self.require(hop.status_code < 500, "server error",
                          f"{what} answered {hop.status_code} at {hop.request.path}")
         self.log_has_no_error(what)
         return response
@@ -256,7 +257,7 @@ class SiteWalk(RuleBasedStateMachine):
         """Nothing the app did was logged as an error (a traceback goes with each)."""
         errors = [record for record in self.setting.caplog.records
                   if record.levelno >= logging.ERROR or record.exc_info]
-        self.require(not errors, f"after {what} the log says: " + "; ".join(
+        self.require(not errors, "logged error", f"after {what} the log says: " + "; ".join(
             f"{record.getMessage()} ({record.exc_info[1]!r})" if record.exc_info
             else record.getMessage() for record in errors))
 
@@ -310,13 +311,13 @@ class SiteWalk(RuleBasedStateMachine):
     def save_event(self, event_id: str, rendering: str, prefix: str) -> None:
         self.submit(f"/events/{event_id}/save", {}, rendering, prefix)
 
-    @rule(event_id=EVENT_CHOICES, rendering=ACTION_RENDERING, prefix=PREFIX)
-    def unsave_event_on_its_page(self, event_id: str, rendering: str, prefix: str) -> None:
-        self.submit(f"/events/{event_id}/unsave", {}, rendering, prefix)
-
-    @rule(event_id=EVENT_CHOICES, rendering=ACTION_RENDERING, prefix=PREFIX)
-    def remove_from_saved_list(self, event_id: str, rendering: str, prefix: str) -> None:
-        self.submit(f"/saved/{event_id}/remove", {}, rendering, prefix)
+    @rule(event_id=EVENT_CHOICES, where=st.sampled_from(["on its page", "on the saved list"]),
+          rendering=ACTION_RENDERING, prefix=PREFIX)
+    def unsave_event(self, event_id: str, where: str, rendering: str, prefix: str) -> None:
+        """Take an event off the saved list, with the button on its page or on the list."""
+        path = (f"/events/{event_id}/unsave" if where == "on its page"
+                else f"/saved/{event_id}/remove")
+        self.submit(path, {}, rendering, prefix)
 
     @rule(query=QUERIES, rendering=st.sampled_from(list(RENDERINGS)), prefix=PREFIX)
     def search_events(self, query: str, rendering: str, prefix: str) -> None:
@@ -324,26 +325,21 @@ class SiteWalk(RuleBasedStateMachine):
         self.answered(self.browser.get(address, headers=RENDERINGS[rendering],
                                        follow_redirects=True), f"GET {address} ({rendering})")
 
+    # One rule per action with its variants as arguments, rather than a rule per variant: each
+    # rule is drawn as often as any other, so fewer rules reach each action in fewer steps.
     @rule(event_id=EVENT_CHOICES, name=NAMES, email=EMAILS, rendering=ACTION_RENDERING,
-          prefix=PREFIX)
-    def prepare_registration(self, event_id: str, name: str, email: str, rendering: str,
-                             prefix: str) -> None:
-        """Fill in the registration form; the review's confirm token, if it shows one, is
-        kept (a JSON answer holds none: the review page has it)."""
-        response = self.submit(f"/events/{event_id}/register",
-                               {"attendee_name": name, "email": email}, rendering, prefix)
-        self.registration_tokens += TOKEN_FIELD.findall(response.get_data(as_text=True))
-
-    @rule(event_id=EVENT_CHOICES, name=NAMES, email=EMAILS, rendering=ACTION_RENDERING,
-          prefix=PREFIX)
-    def register(self, event_id: str, name: str, email: str, rendering: str, prefix: str
-                 ) -> None:
-        """Fill in the registration form (or let the browser's agent fill it in) and confirm
-        at once, as most people do: on the review the answer shows, else on the review page."""
+          prefix=PREFIX, then=st.sampled_from(["confirm at once", "leave it for later"]))
+    def register(self, event_id: str, name: str, email: str, rendering: str, prefix: str,
+                 then: str) -> None:
+        """Fill in the registration form (or let the browser's agent fill it in), and confirm
+        at once, as most people do (on the review the answer shows, else on the review page),
+        or keep its token for later."""
         response = self.submit(f"/events/{event_id}/register",
                                {"attendee_name": name, "email": email}, rendering, prefix)
         tokens = TOKEN_FIELD.findall(response.get_data(as_text=True))
         self.registration_tokens += tokens
+        if then == "leave it for later":
+            return
         # Only a person confirms: after the agent, they press the button the partial shows.
         human = "partial" if rendering == "browser agent" else rendering
         for token in tokens:
@@ -352,41 +348,36 @@ class SiteWalk(RuleBasedStateMachine):
             for action, token in self.review_page_forms():
                 self.submit(action, {"confirmation_token": token}, human)
 
-    @rule(data=st.data(), rendering=ACTION_RENDERING, prefix=PREFIX)
-    def confirm_registration(self, data: st.DataObject, rendering: str, prefix: str) -> None:
-        """Press "Confirm registration" on a review shown earlier (maybe spent or expired)."""
-        token = data.draw(st.sampled_from([*self.registration_tokens, "not-a-token"]),
-                          label="confirmation token")
-        self.submit("/registrations/confirm", {"confirmation_token": token}, rendering, prefix)
-
-    @rule(data=st.data(), rendering=ACTION_RENDERING, prefix=PREFIX)
-    def prepare_cancellation(self, data: st.DataObject, rendering: str, prefix: str) -> None:
+    @rule(data=st.data(), rendering=ACTION_RENDERING, prefix=PREFIX,
+          then=st.sampled_from(["confirm at once", "leave it for later"]))
+    def cancel_registration(self, data: st.DataObject, rendering: str, prefix: str, then: str
+                            ) -> None:
+        """Choose one of the registrations the browser has seen (or an unknown one) to
+        cancel, and confirm at once or keep the token for later."""
         registration_id = data.draw(st.sampled_from(
             [*sorted(self.registration_ids), UNKNOWN_REGISTRATION]), label="registration")
         response = self.submit("/registrations/cancellation",
                                {"registration_id": registration_id}, rendering, prefix)
-        self.cancellation_tokens += [(registration_id, token) for token in
-                                     TOKEN_FIELD.findall(response.get_data(as_text=True))]
-
-    @rule(data=st.data(), rendering=ACTION_RENDERING, prefix=PREFIX)
-    def cancel_registration(self, data: st.DataObject, rendering: str, prefix: str) -> None:
-        """Choose a registration to cancel and confirm it at once."""
-        registration_id = data.draw(st.sampled_from(
-            [*sorted(self.registration_ids), UNKNOWN_REGISTRATION]), label="registration")
-        response = self.submit("/registrations/cancellation",
-                               {"registration_id": registration_id}, rendering, prefix)
-        for token in TOKEN_FIELD.findall(response.get_data(as_text=True)):
-            self.cancellation_tokens.append((registration_id, token))
+        tokens = TOKEN_FIELD.findall(response.get_data(as_text=True))
+        self.cancellation_tokens += [(registration_id, token) for token in tokens]
+        if then == "leave it for later":
+            return
+        human = "partial" if rendering == "browser agent" else rendering
+        for token in tokens:
             self.submit(f"/registrations/{registration_id}/cancel",
-                        {"confirmation_token": token}, rendering, prefix)
+                        {"confirmation_token": token}, human, prefix)
 
     @rule(data=st.data(), rendering=ACTION_RENDERING, prefix=PREFIX)
-    def confirm_cancellation(self, data: st.DataObject, rendering: str, prefix: str) -> None:
-        registration_id, token = data.draw(st.sampled_from(
-            [*self.cancellation_tokens, (UNKNOWN_REGISTRATION, "not-a-token")]),
-            label="cancellation")
-        self.submit(f"/registrations/{registration_id}/cancel", {"confirmation_token": token},
-                    rendering, prefix)
+    def confirm_a_review_shown_earlier(self, data: st.DataObject, rendering: str, prefix: str
+                                       ) -> None:
+        """Press the confirm button of a review the browser was shown earlier: maybe spent,
+        expired, or of a session that ended since."""
+        path, token = data.draw(st.sampled_from([
+            *(("/registrations/confirm", token) for token in self.registration_tokens),
+            *((f"/registrations/{registration_id}/cancel", token)
+              for registration_id, token in self.cancellation_tokens),
+            ("/registrations/confirm", "not-a-token")]), label="confirm form")
+        self.submit(path, {"confirmation_token": token}, rendering, prefix)
 
     @rule(data=st.data(), rendering=ACTION_RENDERING)
     def confirm_what_waits_on_the_review_page(self, data: st.DataObject, rendering: str
@@ -450,11 +441,14 @@ class SiteWalk(RuleBasedStateMachine):
         response = self.answered(agent.rpc("tools/call", {"name": tool, "arguments": arguments}),
                                  what)
         answer = response.get_json()
-        self.require(isinstance(answer, dict), f"{what} answered no JSON-RPC message")
+        self.require(isinstance(answer, dict), "MCP failure",
+                     f"{what} answered no JSON-RPC message")
         error = answer.get("error") or {}
-        self.require(error.get("code") != INTERNAL_ERROR, f"{what} failed: {error}")
+        self.require(error.get("code") != INTERNAL_ERROR, "MCP failure",
+                     f"{what} failed: {error}")
         envelope = answer.get("result", {}).get("structuredContent", {})
-        self.require(envelope.get("status") != "internal_error", f"{what} failed: {envelope}")
+        self.require(envelope.get("status") != "internal_error", "MCP failure",
+                     f"{what} failed: {envelope}")
 
     @rule(event_id=EVENT_CHOICES, people=st.integers(min_value=1, max_value=5), email=EMAILS)
     def others_register(self, event_id: str, people: int, email: str) -> None:
@@ -485,15 +479,15 @@ class SiteWalk(RuleBasedStateMachine):
     @invariant()
     def the_whole_site_holds(self) -> None:
         """After every step: every page answers, the log is clean and the books balance."""
-        self.steps += 1
-        self.tally["steps"] += self.steps > 0
         # Every example starts in the same state (a new database, the clock at the suite's
         # start, a browser without cookies): the first example's sweep of it is enough.
-        if self.steps > 0 or self.example == 1:
+        if self.steps >= 0 or self.example == 1:
             self.every_page_answers()
         self.seats_add_up()
         self.registrations_are_visible_to_their_owner()
         self.one_active_registration_per_email_and_event()
+        self.steps += 1
+        self.tally["steps"] += self.steps > 0
 
     def known(self) -> dict[str, Collection[str]]:
         """What the browser can put in an address: path parameters by name."""
@@ -533,11 +527,12 @@ class SiteWalk(RuleBasedStateMachine):
         for event in events:
             taken = active.get(event.id, 0)
             free = event.capacity - event.held_seats - taken
-            self.require(free >= 0, f"{event.id}: {taken} active registrations and "
+            self.require(free >= 0, "seat count",
+                         f"{event.id}: {taken} active registrations and "
                          f"{event.held_seats} held seats in {event.capacity}")
             shown = self.browser.get(f"/events/{event.id}", headers=JSON).get_json()
             remaining = shown["data"]["event"]["remainingSeats"]
-            self.require(remaining == free,
+            self.require(remaining == free, "seat count",
                          f"{event.id} shows {remaining} remaining seats, {free} are free")
 
     def session_visitor(self) -> str | None:
@@ -553,7 +548,8 @@ class SiteWalk(RuleBasedStateMachine):
 
     def registrations_are_visible_to_their_owner(self) -> None:
         """While their session lives, My registrations lists exactly the visitor's active
-        registrations (its cancellation form offers each); once it ended, none."""
+        registrations (its cancellation form offers each; the page has no JSON of its own)
+        and each one's page shows it; once the session ended, none is listed."""
         visitor_id = self.session_visitor()
 
         def active_of_live_visitor(db: Any) -> set[str]:
@@ -566,11 +562,17 @@ class SiteWalk(RuleBasedStateMachine):
         active = self.storage_read(active_of_live_visitor)
         with self.language_kept():
             page = self.answered(self.browser.get("/en/registrations"), "My registrations")
+            for registration_id in sorted(active):
+                shown = self.answered(self.browser.get(f"/en/registrations/{registration_id}"),
+                                      f"the page of {registration_id}")
+                self.require(shown.status_code == 200, "hidden registration",
+                             f"the owner of {registration_id} cannot see it: {shown.status}")
         soup = BeautifulSoup(page.data, "html.parser")
         listed = {attribute(option, "value")
                   for option in soup.select("input[name=registration_id]")}
-        self.require(listed == active, f"My registrations lists {sorted(listed)}; the visitor's "
-                     f"active registrations are {sorted(active)}")
+        self.require(listed == active, "hidden registration",
+                     f"My registrations lists {sorted(listed)}; the visitor's active "
+                     f"registrations are {sorted(active)}")
 
     def one_active_registration_per_email_and_event(self) -> None:
         """No e-mail address (whatever its case) holds two active registrations for one
@@ -578,7 +580,8 @@ class SiteWalk(RuleBasedStateMachine):
         twice = query_database(
             self.database, "SELECT event_id, lower(email), count(*) FROM registrations "
             "WHERE state = 'active' GROUP BY event_id, lower(email) HAVING count(*) > 1")
-        self.require(not twice, f"several active registrations per e-mail and event: {twice}")
+        self.require(not twice, "e-mail registered twice",
+                     f"several active registrations per e-mail and event: {twice}")
 
 
 # -- the tests --------------------------------------------------------------------------------
