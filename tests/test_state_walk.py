@@ -124,8 +124,9 @@ WALKS = {"sqlite": settings(STABLE, max_examples=9, stateful_step_count=7),
 
 
 def summarize(counts: Counter[str]) -> str:
-    """What the walks did (printed after the module, with `pytest -s`)."""
-    return "state walk: " + ", ".join(f"{name} {value}" for name, value in sorted(counts.items()))
+    """What the walks did, by backend (printed after the module, with `pytest -s`)."""
+    return "state walk:\n" + "\n".join(f"  {name}: {value}"
+                                        for name, value in sorted(counts.items()))
 
 
 # -- every page a person can reach ------------------------------------------------------------
@@ -191,9 +192,8 @@ class SiteWalk(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tally = self.setting.tally
-        self.tally["examples"] += 1
-        self.example = self.tally["examples"]
+        self.count("examples")
+        self.example = self.counted("examples")
         self.steps = -1  # the invariants run once before the first step
         self.setting.caplog.clear()
         started = time.perf_counter()
@@ -204,7 +204,7 @@ class SiteWalk(RuleBasedStateMachine):
                                **ONE_ADDRESS_CROWD})
         with self.app.app_context():
             prepare_database()
-        self.tally["ms building apps"] += round((time.perf_counter() - started) * 1000)
+        self.count("ms building apps", round((time.perf_counter() - started) * 1000))
         self.browser = Visitor(self.app)
         # The person lands on an event's page (in English), which gives the browser the CSRF
         # token its forms carry: fetched later, that read would switch the language back.
@@ -220,15 +220,23 @@ class SiteWalk(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         # How far the walks got: what the browser was given, over all examples.
-        self.tally["registration ids seen"] += len(self.registration_ids)
-        self.tally["calendar addresses seen"] += len(self.feed_tokens)
-        self.tally["agent tokens seen"] += len(self.agent_tokens)
-        self.tally["confirm tokens seen"] += (len(self.registration_tokens)
-                                              + len(self.cancellation_tokens))
-        self.tally["other people"] += self.others
+        self.count("registration ids seen", len(self.registration_ids))
+        self.count("calendar addresses seen", len(self.feed_tokens))
+        self.count("agent tokens seen", len(self.agent_tokens))
+        self.count("confirm tokens seen",
+                   len(self.registration_tokens) + len(self.cancellation_tokens))
+        self.count("other people", self.others)
         close_backend(self.app)
 
     # -- checks -------------------------------------------------------------------------------
+
+    def count(self, name: str, amount: int = 1) -> None:
+        """Add `amount` to what the module's tally counts under `name` for this backend."""
+        self.setting.tally[f"{self.setting.backend}: {name}"] += amount
+
+    def counted(self, name: str) -> int:
+        """What the module's tally counted under `name` for this backend."""
+        return self.setting.tally[f"{self.setting.backend}: {name}"]
 
     def require(self, condition: bool, kind: str, message: str) -> None:
         """Fail the example with `message` unless `condition`. The first failure of each
@@ -236,17 +244,17 @@ class SiteWalk(RuleBasedStateMachine):
         state an example starts in)."""
         if condition:
             return
-        first = f"{self.setting.backend}: first {kind} at"
-        if f"{first} example" not in self.tally:
-            self.tally[f"{first} example"] = self.example
-            self.tally[f"{first} its step"] = self.steps + 1
-            self.tally[f"{first} step of the run"] = self.tally["steps"] + 1
+        first = f"first {kind} at"
+        if not self.counted(f"{first} example"):
+            self.count(f"{first} example", self.example)
+            self.count(f"{first} its step", self.steps + 1)
+            self.count(f"{first} step of the run", self.counted("steps") + 1)
         raise AssertionError(message)
 
     def answered(self, response: TestResponse, what: str) -> TestResponse:
         """`response` (and every redirect on its way) answered without a server error, and
         the app logged none."""
-        self.tally["requests"] += 1 + len(response.history)
+        self.count("requests", 1 + len(response.history))
         for hop in [*response.history, response]:
             self.require(hop.status_code < 500, "server error",
                          f"{what} answered {hop.status_code} at {hop.request.path}")
@@ -487,7 +495,7 @@ class SiteWalk(RuleBasedStateMachine):
         self.registrations_are_visible_to_their_owner()
         self.one_active_registration_per_email_and_event()
         self.steps += 1
-        self.tally["steps"] += self.steps > 0
+        self.count("steps", self.steps > 0)
 
     def known(self) -> dict[str, Collection[str]]:
         """What the browser can put in an address: path parameters by name."""
@@ -504,7 +512,7 @@ class SiteWalk(RuleBasedStateMachine):
                     response = self.browser.get(address, headers=headers)
                     self.answered(response, f"GET {address} ({rendering})")
                     self.learn(response)
-        self.tally["ms sweeping"] += round((time.perf_counter() - started) * 1000)
+        self.count("ms sweeping", round((time.perf_counter() - started) * 1000))
 
     def storage_read(self, read: Callable[[Any], Any]) -> Any:
         """What `read` finds in the example's database, through the storage layer."""
