@@ -102,6 +102,7 @@ from webapp.web.visitors import VISITOR_KEY
 from webapp.webmcp.mcp import INTERNAL_ERROR
 from webapp.webmcp.routes import ROLE
 from webapp.webmcp.routes import RouteRole
+from webapp.webmcp.routes import offering_routes
 
 pytestmark = pytest.mark.slow
 
@@ -240,7 +241,7 @@ class SiteWalk(RuleBasedStateMachine):
         self.agent_tokens: list[str] = []
 
     def teardown(self) -> None:
-        # How far the walks got: what the browser was given, over all examples.
+        """Count how far the walk got (what the browser was given), and close the app."""
         self.count("registration ids seen", len(self.registration_ids))
         self.count("calendar addresses seen", len(self.feed_tokens))
         self.count("agent tokens seen", len(self.agent_tokens))
@@ -338,6 +339,7 @@ class SiteWalk(RuleBasedStateMachine):
 
     @rule(event_id=EVENT_CHOICES, rendering=ACTION_RENDERING, prefix=PREFIX)
     def save_event(self, event_id: str, rendering: str, prefix: str) -> None:
+        """Press "Save" on an event (or let the browser's agent call save_event)."""
         self.submit(f"/events/{event_id}/save", {}, rendering, prefix)
 
     @rule(event_id=EVENT_CHOICES, where=st.sampled_from(["on its page", "on the saved list"]),
@@ -350,6 +352,7 @@ class SiteWalk(RuleBasedStateMachine):
 
     @rule(query=QUERIES, rendering=st.sampled_from(list(RENDERINGS)), prefix=PREFIX)
     def search_events(self, query: str, rendering: str, prefix: str) -> None:
+        """Search the events, as a page, its results partial or JSON."""
         address = f"{prefix}/events?{urlencode({'query': query})}"
         self.answered(self.browser.get(address, headers=RENDERINGS[rendering],
                                        follow_redirects=True), f"GET {address} ({rendering})")
@@ -427,10 +430,12 @@ class SiteWalk(RuleBasedStateMachine):
 
     @rule(rendering=ACTION_RENDERING, prefix=PREFIX)
     def make_calendar_address(self, rendering: str, prefix: str) -> None:
+        """Make (or replace) the private calendar address on My registrations."""
         self.submit("/registrations/calendar", {}, rendering, prefix)
 
     @rule(rendering=ACTION_RENDERING, prefix=PREFIX)
     def stop_calendar_address(self, rendering: str, prefix: str) -> None:
+        """Stop the private calendar address (whether or not there is one)."""
         self.submit("/registrations/calendar/stop", {}, rendering, prefix)
 
     # People connect agents on the page (its form has no htmx): the page is drawn most often.
@@ -559,7 +564,8 @@ class SiteWalk(RuleBasedStateMachine):
             self.require(free >= 0, "seat count",
                          f"{event.id}: {taken} active registrations and "
                          f"{event.held_seats} held seats in {event.capacity}")
-            shown = self.browser.get(f"/events/{event.id}", headers=JSON).get_json()
+            shown = self.answered(self.browser.get(f"/events/{event.id}", headers=JSON),
+                                  f"the details of {event.id}").get_json()
             remaining = shown["data"]["event"]["remainingSeats"]
             self.require(remaining == free, "seat count",
                          f"{event.id} shows {remaining} remaining seats, {free} are free")
@@ -632,6 +638,10 @@ def test_the_walk_reaches_every_page_of_the_site(app):
     get_endpoints = {url_rule.endpoint for url_rule in app.url_map.iter_rules()
                      if "GET" in (url_rule.methods or ())}
     assert reached == get_endpoints - NOT_PAGES
+    offering_pages = {url_rule.endpoint for url_rule in app.url_map.iter_rules()
+                      if "GET" in (url_rule.methods or ())
+                      and any(url_rule.rule in routes for routes in offering_routes(app).values())}
+    assert offering_pages and offering_pages <= reached
     nothing_known = reachable_addresses(app, {"event_id": ["evt-webmcp-intro"]})
     assert not [address for address in nothing_known
                 if re.search(rf"/registrations/{REGISTRATION_ID_SHAPE}|/feed/", address)]
