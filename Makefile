@@ -20,14 +20,15 @@ test: install browser lighthouse nginx services static lint
 # Where the shifted runs move every process's clock: the next such moment in Asia/Taipei.
 SHIFTED_CLOCKS = early-morning new-years-eve leap-day
 
-## The non-browser suite once per moment of SHIFTED_CLOCKS, every process's clock moved there
-# (tests/shifted_clock): the verdict must not depend on the hour or the date. All moments run,
-# then any that failed are named.
+## The tests that take the clock (clock_edges) and those of the clock itself (shifted), once per
+# moment of SHIFTED_CLOCKS, every process's clock moved there (tests/shifted_clock): the verdict
+# must not depend on the hour or the date. All moments run, then any that failed are named.
 test-shifted: install services static
 	@failed=; for moment in $(SHIFTED_CLOCKS); do \
-	    echo; echo "=== non-browser suite, every clock shifted to $$moment ==="; \
+	    echo; echo "=== the clock's tests, every clock shifted to $$moment ==="; \
 	    PYTHONPATH="$(CURDIR)/tests/shifted_clock$${PYTHONPATH:+:$$PYTHONPATH}" \
-	        SHIFT_CLOCK_TO=$$moment $(BIN)/pytest -m "not browser" || failed="$$failed $$moment"; \
+	        SHIFT_CLOCK_TO=$$moment $(BIN)/pytest -m "(clock_edges or shifted) and not browser" \
+	        || failed="$$failed $$moment"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "shifted-clock runs failed:$$failed" >&2; exit 1; fi
 
@@ -93,7 +94,7 @@ nginx:
 # The PostgreSQL backend and the shared rate limits are tested for real (tests/services.py):
 # Debian's packaged PostgreSQL cluster runs as a service (its initdb refuses root), and the
 # tests make a throwaway database in it for each run; they start a throwaway redis-server of
-# their own on a free port. `make run` needs neither (it serves SQLite, counting in memory).
+# their own on a free port. `make run` needs neither (it serves SQLite, counting the rate limits in a file beside it).
 services: postgres redis
 
 # The cluster is started when it is not running, and the user running the tests gets a

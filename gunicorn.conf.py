@@ -25,7 +25,9 @@ keepalive = 5
 # The app alone decides which proxy headers to believe (FLASK_TRUSTED_PROXIES, werkzeug's
 # ProxyFix): gunicorn takes no scheme from X-Forwarded-Proto, even from loopback.
 forwarded_allow_ips = ""
+# The access log (on stdout) never shows a calendar feed's token: the address is its key.
 accesslog = "-"
+logger_class = "webapp.access_log.RedactingLogger"
 errorlog = "-"
 # Never load the app in the master: no database connection may cross fork().
 preload_app = False

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import shutil
+import sqlite3
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import date
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from flask import Flask
 from helpers import Visitor
 from helpers import english
 from servers import ONE_ADDRESS_CROWD
+from services import create_database
+from services import database_url
+from services import drop_database
 from services import fresh_schema
+from services import new_database_name
 from services import redis_server
 from services import throwaway_database
 from shifted_clock.sitecustomize import DESTINATION
@@ -20,12 +33,25 @@ from suite_clock import suite_start
 from whitenoise.compress import Compressor
 
 from webapp import create_app
+from webapp.clock import site_today
 from webapp.config import SITE_ROOT as PROJECT_ROOT
+from webapp.storage.connection import SEED
 from webapp.storage.connection import close_backend
 from webapp.storage.connection import prepare_database
+from webapp.storage.postgres import PostgresStorage
 
 # What `database_setting` can be: tests marked `both_backends` run once on each.
 BACKENDS = ("sqlite", "postgresql")
+# Where a test that moves or reads the clock also starts it, besides the suite's start: the
+# edges of days and years in the site's zone. Fixed instants, so the verdict is the same on any
+# day: 05:30 in Taipei is still the day before in UTC; at 23:59 on 31 December the day, the
+# month and the year change a minute later; the 29th of February. ("start", the suite's start,
+# is noon on an ordinary day.)
+CLOCK_EDGES = {
+    "early-morning": datetime.fromisoformat("2026-06-16T05:30:00+08:00"),
+    "new-years-eve": datetime.fromisoformat("2026-12-31T23:59:00+08:00"),
+    "leap-day": datetime.fromisoformat("2028-02-29T12:00:00+08:00"),
+}
 
 
 def pytest_configure() -> None:
@@ -46,10 +72,30 @@ def pytest_report_header() -> str:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test marked `both_backends` runs once per backend (SQLite, then PostgreSQL)."""
+    """A test marked `both_backends` runs once per backend (SQLite, then PostgreSQL); a test
+    that takes the tests' clock itself (it moves it, or reads it) runs at every clock edge."""
     if (metafunc.definition.get_closest_marker("both_backends")
             and "backend_name" in metafunc.fixturenames):
         metafunc.parametrize("backend_name", BACKENDS, indirect=True)
+    if takes_the_tests_clock(metafunc):
+        metafunc.parametrize("clock", ["start", *CLOCK_EDGES], indirect=True)
+
+
+def takes_the_tests_clock(metafunc: pytest.Metafunc) -> bool:
+    """Whether the test function names `clock` among its own arguments, and that `clock` is
+    this file's (a module may have a clock of its own, for something else)."""
+    if "clock" not in inspect.signature(metafunc.function).parameters:
+        return False
+    definitions = metafunc._arg2fixturedefs.get("clock") or ()  # noqa: SLF001 - pytest's own
+    return bool(definitions) and definitions[-1].func.__module__ == __name__
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests run at the clock edges `clock_edges` (`make test-shifted` runs them)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "clock" in callspec.params:
+            item.add_marker(pytest.mark.clock_edges)
 
 
 @pytest.fixture
@@ -104,9 +150,11 @@ def tally(request):
 
 
 @pytest.fixture
-def clock() -> Clock:
-    """The app's clock, at the suite's start instant (never the wall clock) until moved."""
-    return Clock(suite_start())
+def clock(request) -> Clock:
+    """The app's clock, at the suite's start instant (never the wall clock) until moved; for
+    a test that takes the clock itself, at each of CLOCK_EDGES in turn."""
+    edge = getattr(request, "param", "start")
+    return Clock(CLOCK_EDGES[edge] if edge in CLOCK_EDGES else suite_start())
 
 
 @pytest.fixture
@@ -115,21 +163,87 @@ def app_config() -> dict[str, Any]:
     return {}
 
 
+SeedingKey = tuple[str, date, str]
+
+
+def seeding_key(app: Flask) -> SeedingKey:
+    """What seeding the app's database reads: the events file, the day it schedules them from
+    (on the app's clock), the time zone. Databases seeded alike are the same."""
+    return str(app.config["SEED_FILE"]), site_today(), str(app.config["SITE_TIMEZONE"])
+
+
+@pytest.fixture(scope="session")
+def seeded_sqlite() -> dict[SeedingKey, Path]:
+    """SQLite databases seeded during this run, by what their seeding read."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def seeded_postgres() -> Iterator[dict[SeedingKey, str]]:
+    """PostgreSQL databases seeded during this run (by name), dropped at its end."""
+    templates: dict[SeedingKey, str] = {}
+    yield templates
+    for name in templates.values():
+        drop_database(name)
+
+
+def copy_seeded_sqlite(app: Flask, templates: dict[SeedingKey, Path], folder: Path) -> None:
+    """Prepare the app's new SQLite database as a copy of one seeded alike earlier in the run
+    (a file copy: milliseconds, where migrating and seeding takes 150-300 ms), or prepare it
+    and keep a copy for the next tests."""
+    database = Path(app.config["DATABASE"])
+    template = templates.get(seeding_key(app))
+    if template is not None:
+        shutil.copyfile(template, database)
+    prepare_database()  # on a copy: finds everything done, in a millisecond or two
+    if template is None:
+        template = folder / f"seeded-{len(templates)}.sqlite"
+        with closing(sqlite3.connect(database)) as source, \
+                closing(sqlite3.connect(template)) as copy:
+            source.backup(copy)  # consistent whatever is still in the source's WAL
+        templates[seeding_key(app)] = template
+
+
+def copy_seeded_postgres(app: Flask, name: str, templates: dict[SeedingKey, str]) -> None:
+    """Create the app's PostgreSQL database `name` as a copy of one seeded alike earlier in the
+    run, seeding that one first if there is none yet."""
+    template = templates.get(seeding_key(app))
+    if template is None:
+        template = new_database_name()
+        create_database(template)
+        PostgresStorage.prepare(database_url(template), seed=app.extensions[SEED])
+        templates[seeding_key(app)] = template
+    create_database(name, template)
+    prepare_database()  # on a copy: finds everything done
+
+
 @pytest.fixture
-def app(database_setting, clock, app_config):
+def app(backend_name, clock, app_config, tmp_path, tmp_path_factory, request):
+    """The app, on a database of its own seeded with the sample events (a copy of one seeded
+    once per run)."""
+    postgres = backend_name == "postgresql"
+    name = new_database_name()
     app = create_app({
         "TESTING": True,
         "SECRET_KEY": "test secret",
-        "DATABASE": database_setting,
+        "DATABASE": database_url(name) if postgres else str(tmp_path / "events.sqlite"),
+        # Each test counts apart (a PostgreSQL app would count in the instance folder).
+        "RATELIMIT_STORAGE_URI": f"host://{tmp_path / 'rate-limits.sqlite'}",
         "CLOCK": clock,
         # Limits stay on in tests, high enough that no flow test meets them.
         **ONE_ADDRESS_CROWD,
         **app_config,
     })
     with app.app_context():
-        prepare_database()
+        if postgres:
+            copy_seeded_postgres(app, name, request.getfixturevalue("seeded_postgres"))
+        else:
+            copy_seeded_sqlite(app, request.getfixturevalue("seeded_sqlite"),
+                               tmp_path_factory.getbasetemp())
     yield app
     close_backend(app)
+    if postgres:
+        drop_database(name)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ Nothing here imports the app: the benchmarks and `servers.py` use it beside a se
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -109,20 +110,6 @@ def hidden_value(field: re.Pattern[str], page: str) -> str:
     return found.group(1)
 
 
-# Every POST route, with input of the right shape (ids that need not exist), and its action.
-POST_ROUTES = [
-    ("/events/evt-agent-testing/save", {}, "save_event"),
-    ("/events/evt-agent-testing/register", {"attendee_name": "Ann", "email": "a@example.com"},
-     "prepare_event_registration"),
-    ("/registrations/cancellation", {"registration_id": "reg-aaaaaaaaaaaa"},
-     "prepare_registration_cancellation"),
-    ("/registrations/confirm", {"confirmation_token": "whatever"}, "confirm_registration"),
-    ("/registrations/reg-aaaaaaaaaaaa/cancel", {"confirmation_token": "whatever"},
-     "confirm_cancellation"),
-    ("/saved/evt-webmcp-intro/remove", {}, "remove_saved_event"),
-]
-
-
 def database_files(database: Path) -> list[Path]:
     """The database file and its WAL companions (any of them may not exist at the moment)."""
     return [database, *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm"))]
@@ -154,12 +141,29 @@ def write_lock_held(database: Path) -> Iterator[None]:
         holder.close()
 
 
+PEOPLE = itertools.count(1)
+
+
+def unique_email() -> str:
+    """An e-mail address no other registration of the run uses (one address holds one seat
+    of an event, and servers are shared between tests)."""
+    return f"ann.{next(PEOPLE)}@example.com"
+
+
+def new_person(name: str = "Ann Lee") -> dict[str, str]:
+    """A registration's attendee, with an address of their own."""
+    return {"attendee_name": name, "email": unique_email()}
+
+
 class Visitor:
     """One browser: its own cookies, the CSRF token its pages carry, and shortcuts; `address`
     is the one it connects from (the test client's default is 127.0.0.1)."""
 
     def __init__(self, app, address: str | None = None):
         self.client = english(app.test_client())
+        # Each person registers with an address of their own: one address holds one seat of
+        # an event, whoever uses it.
+        self.email = unique_email()
         if address is not None:
             self.client.environ_base["REMOTE_ADDR"] = address
         self._csrf: str | None = None
@@ -187,10 +191,12 @@ class Visitor:
         return self.post_json(f"/events/{event_id}/save").get_json()
 
     def prepare_registration(self, event_id="evt-webmcp-intro", name="Ann Lee",
-                             email="ann@example.com") -> tuple[dict[str, Any], str | None]:
-        """The prepare answer (from the htmx partial) and the token of its confirm form."""
+                             email: str | None = None) -> tuple[dict[str, Any], str | None]:
+        """The prepare answer (from the htmx partial) and the token of its confirm form; with
+        this visitor's own e-mail address unless another is given."""
         response = self.post(f"/events/{event_id}/register",
-                             {"attendee_name": name, "email": email}, headers=HTMX)
+                             {"attendee_name": name, "email": email or self.email},
+                             headers=HTMX)
         token = TOKEN_FIELD.search(response.get_data(as_text=True))
         return the_jsonld(response.data), token.group(1) if token else None
 

@@ -8,6 +8,7 @@ test (`test_hoarding.py`) and the closing figures of the issue run the same func
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import Counter
@@ -70,9 +71,10 @@ def take_one_seat(base: str, event_id: str, tally: Tally, source: str | None = N
     return confirmed.status
 
 
-def hoard(base: str, event_id: str, seats: int, threads: int = 8, source: str | None = None
-          ) -> Tally:
-    """One address, `threads` sessions at a time, one name and e-mail: try for every seat.
+def hoard(base: str, event_id: str, seats: int, threads: int = 8, source: str | None = None,
+          one_email: bool = True) -> Tally:
+    """One address, `threads` sessions at a time, one name and e-mail (or a new e-mail address
+    for every attempt): try for every seat.
 
     Stops when the event is full (409) or the server refused as many attempts in a row as
     there are seats (it has stopped the hoarder).
@@ -80,11 +82,13 @@ def hoard(base: str, event_id: str, seats: int, threads: int = 8, source: str | 
     tally = Tally()
     refusals = Counter[str]()
     full = threading.Event()
+    attempts = itertools.count(1)
 
     def attempt() -> None:
         if full.is_set() or refusals["in a row"] >= seats:
             return
-        status = take_one_seat(base, event_id, tally, source)
+        email = EMAIL if one_email else f"hoarder+{next(attempts)}@example.com"
+        status = take_one_seat(base, event_id, tally, source, email=email)
         if status == FULL:
             full.set()
         refusals["in a row"] = 0 if status == 201 else refusals["in a row"] + 1

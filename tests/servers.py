@@ -30,6 +30,7 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import PROJECT_ROOT
 from helpers import TOKEN_FIELD
+from suite_clock import suite_start
 
 from webapp.web.limits import BUDGETS
 
@@ -50,18 +51,21 @@ def free_port() -> int:
 @contextmanager
 def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
              env: Mapping[str, str | None] | None = None, log: Path | None = None,
-             wrapper: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+             wrapper: tuple[str, ...] = (), access_log: Path | None = None
+             ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the app with gunicorn until the block ends; yields (base URL, process).
 
     `database` is a SQLite file or a postgresql:// URL (then give `log`); `env` sets
     variables of the server's environment (None unsets one), and `wrapper` is a command
-    gunicorn runs under (e.g. one that drops privileges).
+    gunicorn runs under (e.g. one that drops privileges). The access log is written to
+    `access_log` if given, else nowhere. The server's clock starts where the tests' does
+    (`FLASK_CLOCK_START`; unset it in `env` for the real time).
     """
     port = free_port()
     wanted: dict[str, str | None] = {
         **os.environ, "FLASK_DATABASE": str(database), "FLASK_SECRET_KEY": "server test secret",
         "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers),
-        "GUNICORN_THREADS": str(threads),
+        "GUNICORN_THREADS": str(threads), "FLASK_CLOCK_START": suite_start().isoformat(),
         **{f"FLASK_{setting}": limit for setting, limit in ONE_ADDRESS_CROWD.items()},
         **(env or {})}
     environment = {name: value for name, value in wanted.items() if value is not None}
@@ -69,7 +73,8 @@ def gunicorn(database: Path | str, workers: int = 4, threads: int = 4,
         assert isinstance(database, Path), "say where the log of a PostgreSQL server goes"
         log = database.with_suffix(".log")
     output = open(log, "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile", "/dev/null"],
+    process = subprocess.Popen([*wrapper, GUNICORN, "--access-logfile",
+                                str(access_log or "/dev/null")],
                                cwd=PROJECT_ROOT,
                                env=environment, stdout=output, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -106,7 +111,8 @@ def nginx_config(directory: Path, port: int, upstream: int) -> str:
     for line, replacement in {
         "user www-data;": f"user {getpass.getuser()};",  # ignored unless started as root
         "error_log /var/log/nginx/error.log;": f"error_log {directory}/error.log;",
-        "access_log /var/log/nginx/access.log;": f"access_log {directory}/access.log;",
+        "access_log /var/log/nginx/access.log redacted;":
+            f"access_log {directory}/access.log redacted;",
         "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
         "listen 80;": f"listen 127.0.0.1:{port};",
         "listen 80 default_server;": f"listen 127.0.0.1:{port} default_server;",

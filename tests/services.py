@@ -41,13 +41,8 @@ class ServiceUnavailable(RuntimeError):
 def throwaway_database() -> Iterator[str]:
     """A new, empty database for this run (UTF-8, byte order for text), dropped at the end;
     yields its URL."""
-    name = f"webmcp_test_{os.getpid()}_{secrets.token_hex(4)}"
-    try:
-        admin = psycopg.connect(MAINTENANCE, autocommit=True)
-    except psycopg.OperationalError as error:
-        raise ServiceUnavailable(f"PostgreSQL is not reachable ({error}): {HOW_TO_START}"
-                                 ) from error
-    with admin:
+    name = new_database_name()
+    with maintenance_connection() as admin:
         admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' "
                               "LOCALE 'C.UTF-8'").format(sql.Identifier(name)))
         # A throwaway database need not survive a crash of the server: no wait for the disk.
@@ -57,6 +52,45 @@ def throwaway_database() -> Iterator[str]:
             yield f"postgresql:///{name}"
         finally:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def maintenance_connection() -> psycopg.Connection:
+    """A connection to the cluster's maintenance database (autocommit), or ServiceUnavailable
+    saying how to start the cluster."""
+    try:
+        return psycopg.connect(MAINTENANCE, autocommit=True)
+    except psycopg.OperationalError as error:
+        raise ServiceUnavailable(f"PostgreSQL is not reachable ({error}): {HOW_TO_START}"
+                                 ) from error
+
+
+def database_url(name: str) -> str:
+    """The URL of database `name` of the cluster; a throwaway database need not survive a
+    crash of the server, so its commits do not wait for the disk."""
+    options = urllib.parse.quote("-c synchronous_commit=off")
+    return f"postgresql:///{name}?options={options}"
+
+
+def new_database_name() -> str:
+    """A name for a database of this run (its process id in it, for whoever cleans up)."""
+    return f"webmcp_test_{os.getpid()}_{secrets.token_hex(4)}"
+
+
+def create_database(name: str, template: str = "template0") -> None:
+    """Database `name` as a copy of `template` (UTF-8, byte order for text, like the one
+    `throwaway_database` makes): a copy of a seeded database takes about 0.2 s, where
+    migrating and seeding a new one takes 0.7-1.9 s."""
+    with maintenance_connection() as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} ENCODING 'UTF8' LOCALE 'C.UTF-8' "
+                              "STRATEGY WAL_LOG").format(sql.Identifier(name),
+                                                         sql.Identifier(template)))
+
+
+def drop_database(name: str) -> None:
+    """Drop database `name`, ending whatever session is still in it."""
+    with maintenance_connection() as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(name)))
 
 
 def fresh_schema(database: str) -> str:

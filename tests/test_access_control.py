@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 from helpers import JSON
-from helpers import POST_ROUTES
 from helpers import RENDERINGS
 from helpers import Visitor
 from helpers import one
 from helpers import stored_rows
 from helpers import the_jsonld
+from routes import POST_ROUTES
 
 from webapp.domain.actions.registrations import CONFIRMATION_LIFETIME
 from webapp.domain.tokens import hash_token

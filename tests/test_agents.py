@@ -16,7 +16,8 @@ from mcp_helpers import ACCESS_TOKEN
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 SAVE = ("save_event", {"event_id": "evt-webmcp-intro"})
 
@@ -26,6 +27,7 @@ def connections(app) -> list[tuple[str, str, str]]:
                           "SELECT id, token_hash, label FROM agent_connections")
 
 
+@pytest.mark.both_backends
 def test_the_token_is_shown_once_and_stored_as_a_hash(app, visitor):
     token = connect_agent(visitor, "Ann's laptop")
     assert token.startswith("wme_") and len(token) > 40
@@ -68,6 +70,7 @@ def test_the_page_forms_are_for_people_only(visitor):
     assert page.select("form[toolname]") == []
 
 
+@pytest.mark.both_backends
 def test_a_revoked_token_stops_working_at_once(app, visitor):
     token = connect_agent(visitor)
     agent = McpClient(app.test_client(), token=token)
@@ -87,6 +90,7 @@ def test_another_visitors_connection_cannot_be_revoked(app, visitor, other_visit
     assert len(connections(app)) == 1
 
 
+@pytest.mark.both_backends
 def test_a_token_expires(app, visitor, clock):
     agent = McpClient(app.test_client(), token=connect_agent(visitor))
     clock.advance(seconds=app.config["AGENT_CONNECTION_TTL"])
@@ -95,6 +99,7 @@ def test_a_token_expires(app, visitor, clock):
     assert "Not yet" not in visitor.get("/en/agents").get_data(as_text=True)  # no longer listed
 
 
+@pytest.mark.both_backends
 def test_an_agent_acts_only_while_its_visitors_session_lasts(app, visitor, clock):
     agent = McpClient(app.test_client(), token=connect_agent(visitor))
     clock.advance(seconds=app.config["VISITOR_TTL"] + 1)
@@ -124,6 +129,7 @@ def test_the_page_in_both_languages(visitor, language):
     assert f'href="/{language}/agents"' in registrations
 
 
+@pytest.mark.both_backends
 def test_prune_removes_expired_connections(app, runner, visitor, clock):
     connect_agent(visitor)
     visitor.save()

@@ -9,7 +9,8 @@ from helpers import JSON
 from helpers import one
 from helpers import the_jsonld
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 
 def test_preparing_a_cancellation_changes_nothing(visitor):
@@ -37,6 +38,7 @@ def test_the_dialog_confirm_form_is_human_only(visitor):
     assert dialog.select_one("form[method=dialog] button[autofocus]")
 
 
+@pytest.mark.both_backends
 def test_cancelling_frees_one_seat_once(visitor):
     registration = visitor.register()
     _, token = visitor.prepare_cancellation(registration["id"])
@@ -59,6 +61,7 @@ def test_a_cancelled_registration_cannot_be_prepared_again(visitor):
     assert answer["status"] == "conflict" and token is None
 
 
+@pytest.mark.both_backends
 def test_another_visitor_cannot_see_or_cancel_a_registration(visitor, other_visitor):
     registration = visitor.register()
     answer, token = other_visitor.prepare_cancellation(registration["id"])
@@ -100,6 +103,7 @@ def test_the_registrations_page_offers_the_active_ones(visitor):
     assert one(past, "a")["href"] == f"/en/registrations/{gone['id']}"
 
 
+@pytest.mark.both_backends
 def test_the_whole_flow_without_javascript(visitor):
     registration = visitor.register()
     response = visitor.post("/registrations/cancellation",

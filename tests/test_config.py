@@ -52,6 +52,9 @@ def test_the_readme_names_every_setting():
 def test_the_app_starts_from_the_defaults_alone(tmp_path):
     app = create_app({"SECRET_KEY": "x", "DATABASE": str(tmp_path / "events.sqlite")})
     for name, value in defaults(app.instance_path).items():
-        if name != "DATABASE":
+        if name not in ("DATABASE", "RATELIMIT_STORAGE_URI"):
             assert app.config[name] == value, name
     assert app.config["PERMANENT_SESSION_LIFETIME"] == app.config["VISITOR_TTL"]
+    # The host's counters: beside the database (each database counts apart).
+    assert app.config["RATELIMIT_STORAGE_URI"] == (
+        f"host://{tmp_path / 'events.rate-limits.sqlite'}")

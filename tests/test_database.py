@@ -140,13 +140,18 @@ def test_prune_removes_old_confirmations_and_activity_only(app, runner, visitor,
     visitor.save()
     _, token = visitor.prepare_registration()
     assert token
+    # Without JavaScript: its result waits for a page the browser never asks for.
+    assert visitor.post("/events/evt-webmcp-intro/save").status_code == 303
     clock.advance(days=2)
     visitor.save("evt-agent-testing")  # a recent line of activity and a fresh confirmation
     visitor.prepare_registration("evt-agent-testing")
     result = runner.invoke(args=["prune", "--activity-days", "1"])
     assert result.exit_code == 0, result.output
-    assert ("Removed 1 expired confirmation(s), 2 activity line(s), 0 ended visitor "
-            "session(s) and 0 expired agent connection(s).") in result.output
+    assert ("Removed 1 expired confirmation(s), 3 activity line(s), 0 ended visitor "
+            "session(s), 0 expired agent connection(s) and 1 result(s) no page took."
+            ) in result.output
+    assert query_database(app.config["DATABASE"], "SELECT count(*) FROM carried_results"
+                          ) == [(0,)]
     assert query_database(app.config["DATABASE"], "SELECT count(*) FROM confirmations") == [(1,)]
     assert query_database(app.config["DATABASE"], "SELECT action FROM activity ORDER BY id") == [
         ("save_event",), ("prepare_event_registration",)]

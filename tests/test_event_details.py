@@ -15,13 +15,15 @@ from helpers import one
 from helpers import the_jsonld
 from helpers import three_answers
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 DETAIL_KEYS = {"id", "url", "title", "summary", "description", "startsAt", "endsAt",
                "location", "venue", "price", "level", "remainingSeats",
                "registrationDeadline", "state", "priceAmount", "priceCurrency"}
 
 
+@pytest.mark.both_backends
 def test_details_of_an_open_event(client):
     as_json, partial, page = three_answers(client, "/events/evt-webmcp-intro")
     body = as_json.get_json()
@@ -39,12 +41,14 @@ def test_details_of_an_open_event(client):
     assert the_jsonld(page.data) == body
 
 
+@pytest.mark.both_backends
 def test_details_of_a_full_event(client):
     event = client.get("/en/events/evt-semantic-html", headers=JSON).get_json()["data"]["event"]
     assert event["remainingSeats"] == 0
     assert event["state"] == "full"
 
 
+@pytest.mark.both_backends
 def test_details_of_a_closed_event(client, clock):
     def details():
         return client.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]

@@ -6,8 +6,9 @@ name and one e-mail and a fresh session per seat, took all 30 seats of an event 
 minute. Here the same scripts (`hoarding.py`) are stopped, while 40 people at 40 other
 addresses register as usual.
 
-The server runs one worker: with the default in-memory counters each worker counts alone
-(README: `FLASK_RATELIMIT_STORAGE_URI`), and one worker makes the budgets exact.
+The server runs two workers, as the attack found it: the budgets are the host's, counted in
+one file by every worker, so they are exact however the requests are spread (with counters in
+each worker, one e-mail took 10 seats through 2 workers against a budget of 5).
 """
 
 from __future__ import annotations
@@ -56,17 +57,23 @@ def budget(setting: str) -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     database = tmp_path_factory.mktemp("hoarding") / "events.sqlite"
-    with gunicorn(database, workers=1, threads=8, env=DEFAULT_LIMITS) as (base, _):
+    with gunicorn(database, workers=2, threads=8, env=DEFAULT_LIMITS) as (base, _):
         yield base
 
 
-def test_one_address_with_one_email_cannot_take_every_seat(server, tally):
+def test_one_address_cannot_take_every_seat(server, tally):
     assert seats_left(server) == SEATS
     taken = hoard(server, EVENT, SEATS)
-    tally.update(hoarded=taken.seats, writes=taken.writes, accepted=taken.accepted)
-    assert taken.seats == budget("RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL") == 5
-    assert taken.statuses[429] > 0
-    assert seats_left(server) == SEATS - taken.seats
+    assert taken.seats == 1  # one e-mail address holds one seat of an event
+    assert taken.statuses[409] > 0 and taken.statuses[429] > 0
+    # From another address, a new e-mail address for every seat: the address's budget for the
+    # event stops it (the first address spent that budget on refused tries).
+    more = hoard(server, EVENT, SEATS, source="127.0.3.1", one_email=False)
+    assert more.seats == budget("RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS") == 10
+    assert more.statuses[429] > 0
+    tally.update(hoarded=taken.seats + more.seats, writes=taken.writes + more.writes,
+                 accepted=taken.accepted + more.accepted)
+    assert seats_left(server) == SEATS - taken.seats - more.seats
 
     # The people who come next, each from an address of their own, register as usual until
     # the event is full; none of them is refused for the hoarder's doing.
@@ -74,7 +81,7 @@ def test_one_address_with_one_email_cannot_take_every_seat(server, tally):
     answers = [take_one_seat(server, EVENT, people, source=f"127.0.1.{n}", name=f"Person {n}",
                              email=f"person{n}@example.com") for n in range(1, PEOPLE + 1)]
     tally["registered"] = answers.count(201)
-    assert answers.count(201) == SEATS - taken.seats
+    assert answers.count(201) == SEATS - taken.seats - more.seats
     assert set(answers) == {201, 409}  # confirmed, or the event was full
     assert seats_left(server) == 0
 

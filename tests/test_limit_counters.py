@@ -1,19 +1,26 @@
-"""The rate limits' counters (`local://`): fixed windows, expired counters swept by the requests
-themselves, and no thread started on a request's path (limits' `memory://` starts one every
-few requests). The counters read `time.time()` of their module; tests move that clock."""
+"""The rate limits' counters (`host://`, the default, and `local://`): fixed windows, expired
+counters swept by the requests themselves, no thread started on a request's path (limits'
+`memory://` starts one every few requests), and one count for every worker of a host. The
+counters read `time.time()` of their module; tests move that clock."""
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing
 import threading
+from collections.abc import Callable
 
 import pytest
+from flask import Flask
 from limits import RateLimitItemPerMinute
+from limits.storage import Storage
 from limits.storage import storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
 from webapp import create_app
 from webapp.web import limit_counters
 from webapp.web.limit_counters import SWEEP_EVERY_SECONDS
+from webapp.web.limit_counters import HostCounters
 from webapp.web.limit_counters import LocalCounters
 
 
@@ -34,8 +41,17 @@ def clock(monkeypatch) -> MovableClock:
     return moved
 
 
-def test_a_window_counts_hits_until_it_is_over(clock):
-    counters = LocalCounters()
+@pytest.fixture(params=["host", "local"])
+def make_counters(request, tmp_path) -> Callable[[], Storage]:
+    """Makes empty counters of each kind (host counters in a file of their own)."""
+    files = (tmp_path / f"counters-{number}.sqlite" for number in itertools.count())
+    if request.param == "host":
+        return lambda: HostCounters(f"host://{next(files)}")
+    return LocalCounters
+
+
+def test_a_window_counts_hits_until_it_is_over(clock, make_counters):
+    counters = make_counters()
     assert [counters.incr("a", 60) for _ in range(3)] == [1, 2, 3]
     assert counters.get("a") == 3 and counters.get_expiry("a") == clock.now + 60
     clock.now += 59
@@ -45,8 +61,9 @@ def test_a_window_counts_hits_until_it_is_over(clock):
     assert counters.incr("a", 60) == 1 and counters.get_expiry("a") == clock.now + 60
 
 
-def test_expired_counters_are_swept_by_a_later_hit_at_most_once_a_second(clock):
-    counters = LocalCounters()
+def test_expired_counters_are_swept_by_a_later_hit_at_most_once_a_second(clock,
+                                                                         make_counters):
+    counters = make_counters()
     for number in range(100):
         counters.incr(f"address:{number}", 60)
     clock.now += 61
@@ -61,8 +78,8 @@ def test_expired_counters_are_swept_by_a_later_hit_at_most_once_a_second(clock):
     assert len(counters) == 2
 
 
-def test_clearing_and_resetting_forget_counters(clock):
-    counters = LocalCounters()
+def test_clearing_and_resetting_forget_counters(clock, make_counters):
+    counters = make_counters()
     counters.incr("a", 60)
     counters.incr("b", 60)
     counters.clear("a")
@@ -71,10 +88,12 @@ def test_clearing_and_resetting_forget_counters(clock):
     assert counters.check() is True
 
 
-def test_no_thread_is_started_by_making_or_counting(clock, monkeypatch):
+@pytest.mark.parametrize("kind", ["host", "local"])
+def test_no_thread_is_started_by_making_or_counting(clock, monkeypatch, tmp_path, kind):
     started = []
     monkeypatch.setattr(threading.Thread, "start", lambda thread: started.append(thread))
-    counters = storage_from_string("local://")  # limits' memory:// starts its timer here
+    # limits' memory:// starts its timer here
+    counters = storage_from_string(f"{kind}://{tmp_path / 'counters.sqlite'}")
     limiter = FixedWindowRateLimiter(counters)
     item = RateLimitItemPerMinute(1000)
     for number in range(50):
@@ -84,8 +103,8 @@ def test_no_thread_is_started_by_making_or_counting(clock, monkeypatch):
     assert limiter.get_window_stats(item, "visitor", "0").remaining == 990
 
 
-def test_threads_counting_at_once_lose_no_hit():
-    counters = LocalCounters()
+def test_threads_counting_at_once_lose_no_hit(make_counters):
+    counters = make_counters()
     start = threading.Barrier(8)
 
     def hit_many():
@@ -101,13 +120,46 @@ def test_threads_counting_at_once_lose_no_hit():
     assert counters.get("shared") == 8 * 500
 
 
-def test_the_app_counts_in_the_process_by_default(tmp_path, monkeypatch):
+def default_app(tmp_path, monkeypatch) -> Flask:
+    """The app as `make run` configures it, with its database in `tmp_path`."""
     monkeypatch.setenv("FLASK_DATABASE", str(tmp_path / "events.sqlite"))
     monkeypatch.setenv("FLASK_SECRET_KEY", "counters test secret")
     monkeypatch.delenv("FLASK_RATELIMIT_STORAGE_URI", raising=False)
-    app = create_app()
-    assert app.config["RATELIMIT_STORAGE_URI"] == "local://"
+    return create_app()
+
+
+def test_the_app_counts_on_the_host_by_default(tmp_path, monkeypatch):
+    app = default_app(tmp_path, monkeypatch)
+    assert app.config["RATELIMIT_STORAGE_URI"] == (
+        f"host://{tmp_path / 'events.rate-limits.sqlite'}")
     searched = app.test_client().get("/events", headers={"Accept": "application/json"})
     assert searched.status_code == 200
     (limiter,) = app.extensions["limiter"]
-    assert isinstance(limiter.storage, LocalCounters)  # made on first use
+    assert isinstance(limiter.storage, HostCounters)  # made on first use
+    assert len(limiter.storage) == 1  # the search's read of its address
+
+
+def hit_from_another_process(uri: str, key: str, hits: int, start) -> None:
+    """What one gunicorn worker does: count `hits` hits of `key` in storage of its own."""
+    counters = storage_from_string(uri)
+    start.wait()
+    for _ in range(hits):
+        counters.incr(key, 3600)
+
+
+def test_every_worker_of_a_host_spends_one_budget(tmp_path, monkeypatch):
+    """Two processes with the default storage, like two gunicorn workers: every hit of one is
+    a hit of the other's budget (each counting alone, two workers let twice the budget
+    through)."""
+    uri = default_app(tmp_path, monkeypatch).config["RATELIMIT_STORAGE_URI"]
+    workers = multiprocessing.get_context("spawn")
+    start = workers.Barrier(2)
+    processes = [workers.Process(target=hit_from_another_process,
+                                 args=(uri, "event:evt-x:address:127.0.0.1", 200, start))
+                 for _ in range(2)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    assert [process.exitcode for process in processes] == [0, 0]
+    assert storage_from_string(uri).get("event:evt-x:address:127.0.0.1") == 400

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from webapp import create_app
 from webapp.domain.catalog import CATALOG
 from webapp.webmcp.input_schema import expected_input_schema
 
@@ -16,8 +19,17 @@ def manifest(runner) -> dict[str, Any]:
     return catalog
 
 
-def test_lists_every_tool_with_its_catalog_entry(runner):
-    tools = manifest(runner)["tools"]
+@pytest.fixture(scope="module")
+def listed(tmp_path_factory) -> dict[str, Any]:
+    """The manifest, made once for the tests that only read it (each making walks every
+    sample page of two sandbox apps: seconds)."""
+    database = tmp_path_factory.mktemp("manifest") / "events.sqlite"
+    app = create_app({"TESTING": True, "SECRET_KEY": "manifest", "DATABASE": str(database)})
+    return manifest(app.test_cli_runner())
+
+
+def test_lists_every_tool_with_its_catalog_entry(listed):
+    tools = listed["tools"]
     assert [tool["name"] for tool in tools] == CATALOG.names
     for entry in tools:
         tool = CATALOG[entry["name"]]
@@ -27,8 +39,8 @@ def test_lists_every_tool_with_its_catalog_entry(runner):
         assert entry["forms"], f"no sample page shows {tool.name}"
 
 
-def test_lists_the_pages_each_route_declares_it_offers(runner):
-    pages = {tool["name"]: tool["pages"] for tool in manifest(runner)["tools"]}
+def test_lists_the_pages_each_route_declares_it_offers(listed):
+    pages = {tool["name"]: tool["pages"] for tool in listed["tools"]}
     assert pages["search_events"] == ["/events"]
     assert set(pages["get_event_details"]) == {"/events", "/events/<event_id>"}
     assert set(pages["save_event"]) == {"/events/<event_id>", "/events/details",
@@ -39,9 +51,9 @@ def test_lists_the_pages_each_route_declares_it_offers(runner):
         "/registrations/<registration_id>/cancel"}
 
 
-def test_gives_the_schema_of_each_form(runner):
+def test_gives_the_schema_of_each_form(listed):
     forms = {(tool["name"], form["route"]): form
-             for tool in manifest(runner)["tools"] for form in tool["forms"]}
+             for tool in listed["tools"] for form in tool["forms"]}
     search = forms["search_events", "/events"]
     assert search["inputSchema"] == expected_input_schema(CATALOG["search_events"])
     assert search["choicesFromPage"] == []
@@ -51,6 +63,7 @@ def test_gives_the_schema_of_each_form(runner):
     assert forms["get_event_details", "/events/<event_id>"]["inputSchema"]["properties"] == {}
 
 
-def test_is_the_same_every_time(runner):
-    """Page data (event and registration ids) stays out, so only tool changes show in a diff."""
-    assert manifest(runner) == manifest(runner)
+def test_is_the_same_every_time(runner, listed):
+    """Page data (event and registration ids) stays out, so only tool changes show in a diff:
+    another app, on another database, lists the same."""
+    assert manifest(runner) == listed

@@ -7,8 +7,10 @@ same visitor, and can prepare but never finish a registration or a cancellation.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from datetime import timedelta
@@ -23,6 +25,7 @@ from mcp_sdk import in_thread
 from mcp_sdk import sdk_client
 from servers import HttpVisitor
 from servers import gunicorn
+from suite_clock import suite_start
 
 from webapp.domain.catalog import CATALOG
 from webapp.webmcp.apidoc import envelope_json_schema
@@ -33,10 +36,15 @@ EVENT = "evt-webmcp-intro"
 ATTENDEE = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 
 
+# When the module's server was started (monotonic seconds).
+SERVER_STARTED: list[float] = []
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     """The app under gunicorn (four workers: consecutive calls reach different ones)."""
     database = tmp_path_factory.mktemp("mcp") / "events.sqlite"
+    SERVER_STARTED.append(time.monotonic())  # no worker's clock starts before this
     with gunicorn(database, workers=4, threads=2) as (base, _):
         yield base, database
 
@@ -99,12 +107,14 @@ def calls(base: str, mode: str, token: str | None,
 
 
 def without_time(envelope: dict[str, Any]) -> dict[str, Any]:
-    """An envelope without the moment a review expires (the server keeps the real clock)."""
+    """An envelope without the moment a review expires: five minutes after the server's
+    "now", which its clock began at the suite's start (FLASK_CLOCK_START) as it booted."""
     copy: dict[str, Any] = json.loads(json.dumps(envelope))
     review = copy.get("data", {}).get("review")
     if review:
         expires = datetime.fromisoformat(review.pop("expiresAt"))
-        assert timedelta(0) < expires - datetime.now(expires.tzinfo) <= timedelta(minutes=5)
+        running = timedelta(seconds=time.monotonic() - SERVER_STARTED[-1])
+        assert timedelta(0) <= expires - suite_start() - timedelta(minutes=5) <= running
     return copy
 
 
@@ -162,9 +172,13 @@ def registered_with_an_agent(base: str, event_id: str) -> tuple[HttpVisitor, str
     return person, token, register_as_person(person, event_id)
 
 
+PEOPLE = itertools.count(1)
+
+
 def register_as_person(person: HttpVisitor, event_id: str) -> str:
-    """The person registers through the site (prepare, then the human-only confirm)."""
-    token = person.prepare_registration(event_id, "Ann Lee", "ann@example.com")
+    """The person registers through the site (prepare, then the human-only confirm), with an
+    e-mail address of their own (one address holds one seat of an event)."""
+    token = person.prepare_registration(event_id, "Ann Lee", f"ann.{next(PEOPLE)}@example.com")
     confirmed = person.confirm_registration(token).json()
     assert confirmed["status"] == "success"
     registration: str = confirmed["data"]["registration"]["id"]

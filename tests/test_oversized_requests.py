@@ -12,9 +12,9 @@ import io
 import socket
 
 import pytest
-from helpers import POST_ROUTES
 from helpers import RENDERINGS
 from helpers import the_jsonld
+from routes import POST_ROUTES
 from servers import HttpVisitor
 from servers import gunicorn
 

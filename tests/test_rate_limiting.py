@@ -16,10 +16,10 @@ import time
 import pytest
 from helpers import HTMX
 from helpers import JSON
-from helpers import POST_ROUTES
 from helpers import Visitor
 from helpers import the_jsonld
 from limits.errors import ConfigurationError
+from routes import POST_ROUTES
 
 from webapp import create_app
 from webapp.web import limit_counters

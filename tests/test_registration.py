@@ -14,7 +14,8 @@ from helpers import query_database
 from helpers import the_jsonld
 from helpers import three_answers
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 
 def registrations_in_db(app, event_id="evt-webmcp-intro"):
@@ -65,6 +66,7 @@ def test_the_review_offers_a_human_only_confirm_form(visitor):
     assert hidden == {"csrf_token", "confirmation_token"}
 
 
+@pytest.mark.both_backends
 def test_confirming_takes_one_seat(app, visitor):
     _, token = visitor.prepare_registration()
     response = visitor.confirm_registration(token)
@@ -75,7 +77,7 @@ def test_confirming_takes_one_seat(app, visitor):
     assert set(registration) == {"id", "eventId", "attendeeName", "email", "state"}
     assert registration["state"] == "active" and registration["email"] == "a***@example.com"
     assert visitor.seats() == 7
-    assert registrations_in_db(app) == [(registration["id"], "active", "ann@example.com")]
+    assert registrations_in_db(app) == [(registration["id"], "active", visitor.email)]
 
 
 def test_a_token_works_once(visitor):
@@ -109,6 +111,7 @@ def test_registering_twice_is_a_conflict(visitor):
     assert "already registered" in answer["message"]
 
 
+@pytest.mark.both_backends
 def test_two_reviews_confirmed_register_once(visitor):
     _, first = visitor.prepare_registration()
     _, second = visitor.prepare_registration()
@@ -116,6 +119,70 @@ def test_two_reviews_confirmed_register_once(visitor):
     again = visitor.confirm_registration(second)
     assert again.status_code == 409 and "already registered" in again.get_json()["message"]
     assert visitor.seats() == 7
+
+
+@pytest.mark.both_backends
+def test_one_email_address_holds_one_seat_of_an_event(app, visitor, other_visitor):
+    """Two browsers, one person's address: the second is told at once, and a review prepared
+    before the first confirmed cannot take a second seat either."""
+    _, early = other_visitor.prepare_registration(email=visitor.email)
+    visitor.register()
+    answer, token = other_visitor.prepare_registration(email=visitor.email)
+    assert answer["status"] == "conflict" and token is None
+    assert "e-mail address is already registered" in answer["message"]
+    late = other_visitor.confirm_registration(early)
+    assert late.status_code == 409
+    assert "e-mail address is already registered" in late.get_json()["message"]
+    assert [email for _, _, email in registrations_in_db(app)] == [visitor.email]
+
+
+@pytest.mark.parametrize("spelling", [str.upper, lambda address: address.upper().translate(
+    {code: code + 0xFEE0 for code in range(0x21, 0x7F)})], ids=["upper-case", "full-width"])
+def test_another_spelling_of_the_address_is_the_same_address(visitor, other_visitor,
+                                                            spelling):
+    """Case and the full-width letters a Chinese input method types make no other address."""
+    visitor.register()
+    answer, _ = other_visitor.prepare_registration(email=spelling(visitor.email))
+    assert answer["status"] == "conflict"
+    assert "e-mail address is already registered" in answer["message"]
+
+
+def test_a_cancelled_registration_frees_its_address(visitor, other_visitor):
+    registration = visitor.register()
+    _, token = visitor.prepare_cancellation(registration["id"])
+    assert visitor.confirm_cancellation(registration["id"], token).status_code == 200
+    assert other_visitor.register(email=visitor.email)["state"] == "active"
+
+
+def test_one_address_may_register_for_several_events(visitor):
+    visitor.register()
+    assert visitor.register("evt-agent-testing")["state"] == "active"
+
+
+@pytest.mark.parametrize(("typed", "kept"), [
+    ("ＡＮＮ＠ＥＸＡＭＰＬＥ．ＣＯＭ", "ann@example.com"),
+    ("Ann.Lee@Example.COM", "ann.lee@example.com"),
+    ("王小明@例子.台灣", "王小明@例子.台灣"),
+])
+def test_an_address_is_kept_in_one_form(app, visitor, typed, kept):
+    visitor.register(email=typed)
+    assert [email for _, _, email in registrations_in_db(app)] == [kept]
+
+
+@pytest.mark.parametrize(("email", "says"), [
+    ("ann@exam\u200bple.com", "Remove the invisible character U+200B ZERO WIDTH SPACE"),
+    ("ann@example.com\u2060", "Remove the invisible character U+2060 WORD JOINER"),
+    ("ann@exam\u00adple.com", "Remove the invisible character U+00AD SOFT HYPHEN"),
+    ("ann@example.com\ufe0f", "Enter an e-mail address such as name@example.com."),
+])
+def test_addresses_with_invisible_characters_are_refused(app, visitor, email, says):
+    """A look-alike of another address would show as that address on the review, and count
+    apart from it."""
+    response = visitor.post("/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann Lee", "email": email}, headers=JSON)
+    assert response.status_code == 422
+    assert any(says in message for message in response.get_json()["errors"]["email"])
+    assert registrations_in_db(app) == []
 
 
 def test_a_full_event_cannot_be_prepared_and_its_page_says_so(visitor):
@@ -127,6 +194,7 @@ def test_a_full_event_cannot_be_prepared_and_its_page_says_so(visitor):
     assert "This event is full" in soup.get_text()
 
 
+@pytest.mark.both_backends
 def test_a_closed_event_cannot_be_prepared(visitor, clock):
     event = visitor.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     clock.now = datetime.fromisoformat(event["registrationDeadline"]) + timedelta(seconds=1)
@@ -136,6 +204,7 @@ def test_a_closed_event_cannot_be_prepared(visitor, clock):
     assert soup.select_one("form[toolname]") is None
 
 
+@pytest.mark.both_backends
 def test_confirming_rechecks_the_deadline(visitor, clock):
     event = visitor.get("/en/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"]
     deadline = datetime.fromisoformat(event["registrationDeadline"])
@@ -149,6 +218,7 @@ def test_confirming_rechecks_the_deadline(visitor, clock):
     assert visitor.seats() == 8
 
 
+@pytest.mark.both_backends
 def test_the_last_seat_goes_to_the_first_confirmation(app):
     from helpers import Visitor
     visitors = [Visitor(app) for _ in range(9)]
@@ -228,6 +298,7 @@ def test_invalid_input_without_javascript_keeps_what_was_typed(visitor):
     assert the_jsonld(response.data)["status"] == "invalid_input"
 
 
+@pytest.mark.both_backends
 def test_the_whole_flow_without_javascript(app, visitor):
     response = visitor.post("/events/evt-webmcp-intro/register",
                             {"attendee_name": "Ann", "email": "ann@example.com"})

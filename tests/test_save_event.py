@@ -8,9 +8,11 @@ from helpers import HTMX
 from helpers import one
 from helpers import the_jsonld
 
-pytestmark = pytest.mark.both_backends
+# PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
+# under every other test here is checked on both backends by test_storage_contract.py.
 
 
+@pytest.mark.both_backends
 def test_saving_twice_stores_it_once(visitor):
     first = visitor.save()
     assert first["status"] == "success"
@@ -22,6 +24,7 @@ def test_saving_twice_stores_it_once(visitor):
     assert [a["href"] for a in soup.select(".event-title a")] == ["/en/events/evt-webmcp-intro"]
 
 
+@pytest.mark.both_backends
 def test_saved_events_belong_to_their_visitor(visitor, other_visitor):
     visitor.save("evt-agent-testing")
     other = BeautifulSoup(other_visitor.get("/en/saved").data, "html.parser")

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
+from flask import url_for
 from helpers import attribute
 from helpers import page_address
 
 from webapp import create_app
 from webapp.config import SITE_ROOT as PROJECT_ROOT
+from webapp.web.caching import MAX_AGE
 
 
 @pytest.mark.parametrize("url", ["/events", "/events?page=0", "/health", "/no-such-page",
@@ -105,6 +108,35 @@ def test_an_answer_that_sets_a_cookie_is_never_public(client):
     assert "language=zh-TW" in first.headers["Set-Cookie"]
     assert first.headers["Cache-Control"] == PERSONAL
     assert client.get("/zh-TW/events").headers["Cache-Control"] == "public, max-age=60"
+
+
+def public_addresses(app) -> list[str]:
+    """An address of every GET route declared public (`@public`), in English."""
+    values: dict[str, Any] = {"event_id": "evt-webmcp-intro", "lang_code": "en"}
+    addresses = []
+    with app.test_request_context():
+        for rule in app.url_map.iter_rules():
+            view = app.view_functions[rule.endpoint]
+            if getattr(view, MAX_AGE, None) is not None and "GET" in (rule.methods or ()):
+                addresses.append(url_for(rule.endpoint, **{name: values[name]
+                                                           for name in rule.arguments}))
+    return addresses
+
+
+def test_a_visitors_answers_are_never_public(app, visitor):
+    """Once a visitor has a session, every answer renews its cookie: a shared cache would hand
+    their session to everyone (the cookie is set after the answer is made, so looking for
+    it in the answer's headers is not enough)."""
+    visitor.save()  # the first write makes the visitor, and their session permanent
+    addresses = public_addresses(app)
+    assert {"/openapi.json", "/robots.txt", "/sitemap.xml", "/en/events",
+            "/calendar/evt-webmcp-intro.ics"} <= set(addresses)
+    for address in addresses:
+        answer = visitor.get(address)
+        assert answer.status_code == 200, address
+        assert any(cookie.startswith("webmcp_events=")
+                   for cookie in answer.headers.getlist("Set-Cookie")), address
+        assert answer.headers["Cache-Control"] == PERSONAL, address
 
 
 def test_a_neutral_address_is_public_where_it_answers_and_never_where_it_redirects(client):

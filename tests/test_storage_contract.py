@@ -19,6 +19,7 @@ from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 import pytest
+from helpers import query_database
 from services import fresh_schema
 from suite_clock import suite_start
 
@@ -208,6 +209,18 @@ def test_one_active_registration_per_visitor_and_event(backend):
         assert storage.active_registration(someone, EVENT.id) is not None
 
 
+def test_an_email_address_is_registered_in_any_case_until_cancelled(backend):
+    with opened(backend) as storage:
+        someone = visitor(storage, 1)
+        assert storage.email_registered(EVENT.id, "p1@example.com") is False
+        storage.create_registration(registration(someone, 1))
+        assert storage.email_registered(EVENT.id, "p1@example.com") is True
+        assert storage.email_registered(EVENT.id, "P1@Example.COM") is True  # kept before
+        assert storage.email_registered(EVENT.id, "p2@example.com") is False
+        storage.cancel_registration("reg-1", NOW)
+        assert storage.email_registered(EVENT.id, "p1@example.com") is False
+
+
 def test_a_failed_transaction_changes_nothing(backend):
     with opened(backend) as storage:
         someone = visitor(storage, 1)
@@ -253,6 +266,34 @@ def test_a_new_calendar_feed_replaces_the_old_and_goes_with_its_visitor(backend)
         storage.set_calendar_feed(someone, "kept-hash", NOW)
         storage.prune(NOW, NOW, NOW + timedelta(days=2))
         assert storage.calendar_feed_owner("kept-hash") is None
+
+
+def test_a_carried_result_is_read_once(backend):
+    with opened(backend) as storage:
+        storage.keep_carried_result("key-hash", '{"token": "秘密"}', NOW + timedelta(minutes=10),
+                                    NOW)
+        assert storage.take_carried_result("no-such-hash", NOW) is None
+        assert storage.take_carried_result("key-hash", NOW) == '{"token": "秘密"}'
+        assert storage.take_carried_result("key-hash", NOW) is None
+
+
+def test_an_expired_carried_result_gives_nothing_and_goes(backend, database_setting):
+    with opened(backend) as storage:
+        storage.keep_carried_result("late", "{}", NOW + timedelta(minutes=10), NOW)
+        assert storage.take_carried_result("late", NOW + timedelta(minutes=10)) is None
+        storage.keep_carried_result("left", "{}", NOW + timedelta(minutes=10), NOW)
+        # Keeping another one later drops the one nobody took once it expired.
+        storage.keep_carried_result("next", "{}", NOW + timedelta(minutes=30),
+                                    NOW + timedelta(minutes=20))
+    assert query_database(database_setting, "SELECT key_hash FROM carried_results") == [
+        ("next",)]
+
+
+def test_a_carried_result_goes_to_one_of_those_racing_for_it(backend):
+    with opened(backend) as storage:
+        storage.keep_carried_result("raced", '"body"', NOW + timedelta(minutes=10), NOW)
+    taken = race(backend, lambda storage: storage.take_carried_result("raced", NOW))
+    assert taken.count('"body"') == 1 and taken.count(None) == CONTENDERS - 1
 
 
 def test_an_updated_event_is_found_by_its_new_words_only(backend):

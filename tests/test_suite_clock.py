@@ -17,6 +17,8 @@ from shifted_clock import sitecustomize as shifted_clock
 from suite_clock import SUITE_START
 from suite_clock import suite_start
 
+pytestmark = pytest.mark.shifted
+
 # Wall clocks far from the suite's start and from each other: early morning in Taipei (still
 # the day before in UTC) and a late evening in another year.
 WALL_CLOCKS = [datetime.fromisoformat("2030-03-10T05:10:00+08:00"),
@@ -71,8 +73,9 @@ def test_the_shift_uses_the_sites_time_zone(app):
 def test_a_shifted_clock_moves_the_servers_clock(tmp_path):
     folder = str(Path(shifted_clock.__file__).parent)
     # This server resolves its own destination, even inside a shifted run.
+    # Its app keeps the (moved) real time, not the tests' start.
     env = {"PYTHONPATH": folder, shifted_clock.DESTINATION: "2032-02-29T12:00:00+08:00",
-           shifted_clock.START: None, shifted_clock.OFFSET: None}
+           shifted_clock.START: None, shifted_clock.OFFSET: None, "FLASK_CLOCK_START": None}
     with gunicorn(tmp_path / "events.sqlite", workers=1, env=env) as (base, _):
         answer = HttpVisitor(base).request("GET", "/events/evt-webmcp-intro", headers=JSON)
     assert answer.status == 200
@@ -80,3 +83,15 @@ def test_a_shifted_clock_moves_the_servers_clock(tmp_path):
     assert parsedate_to_datetime(answer.headers["Date"]).date() == date(2032, 2, 29)
     # ... and the app's clock, which seeded the workshop 14 days after that leap day.
     assert answer.json()["data"]["event"]["startsAt"] == "2032-03-14T10:00:00+08:00"
+
+
+@pytest.mark.parametrize("start", ["2026-12-31T23:59:00+08:00", "2028-02-29T05:30:00+08:00"])
+def test_a_server_started_at_a_moment_keeps_its_time_from_there(tmp_path, start):
+    """FLASK_CLOCK_START: the servers the tests start live at a chosen moment, whatever the
+    day it is (the app seeded the workshop 14 days after that moment's day, at 10:00)."""
+    env = {"FLASK_CLOCK_START": start}
+    with gunicorn(tmp_path / "events.sqlite", workers=1, env=env) as (base, _):
+        answer = HttpVisitor(base).request("GET", "/events/evt-webmcp-intro", headers=JSON)
+    starts = datetime.fromisoformat(answer.json()["data"]["event"]["startsAt"])
+    day = datetime.fromisoformat(start).date()
+    assert (starts.date() - day).days == 14 and starts.time().isoformat() == "10:00:00"

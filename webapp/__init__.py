@@ -46,7 +46,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.from_prefixed_env()
     else:
         app.config.from_mapping(test_config)
-    app.config.from_mapping(config.derived(app.config))
+    app.config.from_mapping(config.derived(app.config, app.instance_path))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path))
 
@@ -59,6 +59,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import bodies
     from .web import caching
     from .web import calendars
+    from .web import carried
     from .web import compression
     from .web import discovery
     from .web import errors
@@ -86,7 +87,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     security.csrf.exempt(mcp.bp)
     caching.init_app(app)
     errors.init_app(app)
-    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext)
+    # A form's result waits for the page after its redirect in the database, never in the
+    # readable session cookie: it may hold a secret shown once.
+    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext,
+           carried=carried.StoredResults())
     assets.init_app(app)
     compression.init_app(app)
     # The outermost WSGI layer: everything inside sees the client's address and scheme.

@@ -104,15 +104,16 @@ def generate_events_command(count: int, seed: int, database: str | None) -> None
               help="Keep this many days of visitors' activity.")
 def prune_command(activity_days: int) -> None:
     """Delete expired confirmations (after a day), old activity, visitors whose session
-    ended with no active registration (with what was theirs) and expired agent connections;
-    run it daily (cron)."""
+    ended with no active registration (with what was theirs), expired agent connections and
+    results no page took in time; run it daily (cron)."""
     now = site_now()
     removed = get_db().prune(confirmations_before=now - timedelta(days=1),
                              activity_before=now - timedelta(days=activity_days),
                              visitors_before=now)
     click.echo(f"Removed {removed['confirmations']} expired confirmation(s), "
                f"{removed['activity']} activity line(s), {removed['visitors']} ended "
-               f"visitor session(s) and {removed['connections']} expired agent connection(s).")
+               f"visitor session(s), {removed['connections']} expired agent connection(s) and "
+               f"{removed['carried']} result(s) no page took.")
 
 
 def init_app(app: Flask) -> None:

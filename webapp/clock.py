@@ -5,9 +5,11 @@ Every part of the site that reasons about time reads it here, so tests can set t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import date
 from datetime import datetime
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from flask import current_app
@@ -27,3 +29,10 @@ def site_now() -> datetime:
 def site_today() -> date:
     """Today's date in the site's time zone (what relative schedules count from)."""
     return site_now().astimezone(site_timezone()).date()
+
+
+def clock_starting_at(start: datetime) -> Callable[[], datetime]:
+    """A clock that reads `start` now and runs on at the pace of real time (a server started
+    at a chosen moment: the edges of days and years, in tests)."""
+    began = time.monotonic()
+    return lambda: start + timedelta(seconds=time.monotonic() - began)

@@ -14,6 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .clock import clock_starting_at
+
 # The folder holding `templates/`, `static/` and `data/`: the checkout, or the installed
 # package when `pip install .` packed them into it (setup.cfg maps them there).
 _PACKAGE = Path(__file__).resolve().parent
@@ -22,6 +24,8 @@ SITE_ROOT = _PACKAGE if (_PACKAGE / "templates").is_dir() else _PACKAGE.parent
 
 # Defaults that code outside an app (benchmarks, data tools) needs too.
 DATABASE_BUSY_TIMEOUT_MS = 5000
+# The rate limits' counters in a file of this host (see `counters_uri`).
+HOST_COUNTERS = "host://"
 SITE_TIMEZONE = "Asia/Taipei"
 
 
@@ -56,13 +60,19 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "COMMIT": None,
         # The site's clock: every time the app reasons about comes from it.
         "CLOCK": real_clock,
+        # An ISO 8601 instant with its offset: the clock starts there as each process starts,
+        # and runs on at the real pace (servers the tests start at the edges of days and
+        # years). None: the real time.
+        "CLOCK_START": None,
         # Rate limits at several scopes (`web/limits.py`; Flask-Limiter reads its own
         # RATELIMIT_* settings). A person makes a few writes a minute; an agent working through
         # a list makes more, in bursts.
         "RATELIMIT_ENABLED": True,
-        # In the process (web/limit_counters.py) each worker counts alone: several workers or
-        # hosts share redis://host:6379.
-        "RATELIMIT_STORAGE_URI": "local://",
+        # `host://`: in a file every worker of this host shares (web/limit_counters.py),
+        # beside the SQLite database (events.rate-limits.sqlite) or in the instance folder;
+        # several hosts share redis://host:6379. (`local://` counts in each process alone:
+        # one budget per worker.)
+        "RATELIMIT_STORAGE_URI": HOST_COUNTERS,
         "RATELIMIT_WRITES": "30 per minute;300 per hour",
         # An address may hold many people (an office, a conference Wi-Fi), each with the
         # budget above, but not without end: a new session costs one GET.
@@ -103,13 +113,29 @@ def defaults(instance_path: str) -> dict[str, Any]:
     }
 
 
-def derived(config: dict[str, Any]) -> dict[str, Any]:
+def derived(config: dict[str, Any], instance_path: str) -> dict[str, Any]:
     """Settings that follow from others once every source has been applied."""
+    start = config.get("CLOCK_START")
     return {
+        **({"CLOCK": clock_starting_at(datetime.fromisoformat(str(start)))} if start else {}),
+        "RATELIMIT_STORAGE_URI": counters_uri(config, instance_path),
         "PERMANENT_SESSION_LIFETIME": int(config["VISITOR_TTL"]),
         # Flask-Babel writes times in the zone events are shown in.
         "BABEL_DEFAULT_TIMEZONE": config["SITE_TIMEZONE"],
     }
+
+
+def counters_uri(config: dict[str, Any], instance_path: str) -> str:
+    """Where the rate limits count: a bare `host://` names a file beside the SQLite database,
+    named after it (each database, each site, counts apart), or in the instance folder for
+    PostgreSQL."""
+    uri = str(config["RATELIMIT_STORAGE_URI"])
+    if uri != HOST_COUNTERS:
+        return uri
+    database = str(config["DATABASE"])
+    if "://" in database:
+        return f"{HOST_COUNTERS}{os.path.join(instance_path, 'rate-limits.sqlite')}"
+    return f"{HOST_COUNTERS}{os.path.splitext(os.path.abspath(database))[0]}.rate-limits.sqlite"
 
 
 Clock = Callable[[], datetime]

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from helpers import unique_email
 from playwright.sync_api import ViewportSize
 
 from .visit import Tab
@@ -40,7 +41,7 @@ def register_and_review(tab: Tab) -> Iterator[str]:
     tab.press(tab.text("Review registration"),
               then_shows=tab.text("Enter an e-mail address such as name@example.com."))
     yield "a refused field"
-    tab.page.get_by_label(tab.text("E-mail")).fill("ann@example.com")
+    tab.page.get_by_label(tab.text("E-mail")).fill(unique_email())
     tab.press(tab.text("Review registration"), then_shows=tab.text("Check and confirm"))
     yield "the review"
     tab.press(tab.text("Confirm registration"),

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 import pytest
+from helpers import new_person
 
 from .agent import Answer
 
@@ -24,7 +25,6 @@ pytestmark = pytest.mark.browser
 
 # A big event, so the registrations of this module never fill it.
 EVENT = "evt-webmcp-spec-reading"
-PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 
 
 def completed(output: Any) -> Answer:
@@ -111,7 +111,7 @@ def test_save_event_then_save_it_again(tab, open_tab):
 
 def test_prepare_event_registration_asks_the_person_to_confirm(tab):
     tab.open(f"/events/{EVENT}/register")
-    answer = tab.call("prepare_event_registration", PERSON)
+    answer = tab.call("prepare_event_registration", new_person())
     envelope = tab.json_answer_to(tab.tool_request)
     assert envelope["status"] == "confirmation_required"
     assert answer.status == "Completed"
@@ -138,7 +138,7 @@ def test_prepare_in_an_older_tab_after_registering(tab):
     older = tab.new_tab()
     older.open(f"/events/{EVENT}/register")
     tab.register_as_person(EVENT)
-    answer = older.call("prepare_event_registration", PERSON)
+    answer = older.call("prepare_event_registration", new_person())
     envelope = older.json_answer_to(older.tool_request)
     assert (envelope["status"], envelope["message"]) == (
         "conflict", "You are already registered for this event.")
@@ -148,7 +148,7 @@ def test_prepare_in_an_older_tab_after_registering(tab):
 def test_a_form_whose_session_is_gone(tab):
     tab.open(f"/events/{EVENT}/register")
     tab.page.context.clear_cookies()
-    answer = tab.call("prepare_event_registration", PERSON)
+    answer = tab.call("prepare_event_registration", new_person())
     envelope = tab.json_answer_to(tab.tool_request)
     assert envelope["status"] == "session_expired"
     assert answer == completed(tab.delivered(envelope))

@@ -5,6 +5,7 @@ the human-only forms (confirm, cancel, remove) are never tools.
 from __future__ import annotations
 
 import pytest
+from helpers import new_person
 
 from webapp.domain.catalog import CATALOG
 
@@ -69,8 +70,7 @@ def test_a_person_choosing_an_event_also_gets_save_event(js_tab):
 
 def test_the_registration_review_adds_no_tool(tab):
     tab.open(f"/events/{OPEN_EVENT}/register")
-    tab.call("prepare_event_registration", {"attendee_name": "Ann Lee",
-                                            "email": "ann@example.com"})
+    tab.call("prepare_event_registration", new_person())
     assert tab.page.locator("form.confirm-form").count() == 1
     assert set(tab.agent.tools()) == {"prepare_event_registration"}
 

@@ -58,6 +58,7 @@ import pytest
 from faults import removed
 from faults import row_taken_away
 from helpers import JSON
+from helpers import new_person
 from playwright.sync_api import Browser
 from playwright.sync_api import BrowserContext
 from servers import gunicorn
@@ -83,7 +84,6 @@ ROUTES = create_app({"TESTING": True, "SECRET_KEY": "routes", "DATABASE": "/none
 TINY_BUDGETS = {"writes": {"FLASK_RATELIMIT_WRITES": "8 per 2 seconds"},
                 "reads": {"FLASK_RATELIMIT_READS_PER_ADDRESS": "30 per 2 seconds"}}
 WAIT_S = 20  # the longest a rate limit or a retry may take to clear, on a loaded machine
-PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 FORWARD = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
 
 
@@ -199,7 +199,7 @@ GIVEN: dict[str, Callable[[Target], dict[str, Any]]] = {
     "search_events": lambda t: {"query": t.word},
     "get_event_details": lambda t: {"event_id": t.event},
     "save_event": lambda t: {},
-    "prepare_event_registration": lambda t: dict(PERSON),
+    "prepare_event_registration": lambda t: new_person(),
     "prepare_registration_cancellation": lambda t: {"registration_id": t.registration},
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
+from helpers import new_person
 from helpers import the_jsonld
 from playwright.sync_api import Response
 
@@ -21,7 +22,6 @@ EVENT_TITLE = "WebMCP Intro Workshop"
 # Where J2 and J3 register: 200 seats, so the module's registrations never fill it.
 ROOMY_EVENT = "evt-webmcp-spec-reading"
 ROOMY_EVENT_TITLE = "Reading the WebMCP Draft Together"
-PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 # The flows run as a visitor whose browser asks for each language (the rest: English).
 IN_EACH_LANGUAGE = pytest.mark.parametrize("language", ["zh-TW", "en"])
 
@@ -61,7 +61,7 @@ def test_the_agent_prepares_a_registration_and_the_person_confirms(tab):
     """J2: the agent's prepare registers nobody; the person's confirm takes one seat."""
     seats = tab.seats(ROOMY_EVENT)
     tab.open(f"/events/{ROOMY_EVENT}/register")
-    prepared = tab.result(tab.call("prepare_event_registration", PERSON))
+    prepared = tab.result(tab.call("prepare_event_registration", new_person()))
     assert prepared["status"] == "confirmation_required"
     elsewhere = tab.new_tab()
     assert (tab.seats(ROOMY_EVENT), registrations_offered(elsewhere)) == (seats, [])

@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from helpers import new_person
 from mcp_helpers import ACCESS_TOKEN
 from mcp_sdk import in_thread
 from mcp_sdk import open_urls_later
@@ -19,7 +20,6 @@ from mcp_sdk import sdk_client
 pytestmark = pytest.mark.browser
 
 EVENT = "evt-webmcp-spec-reading"  # 200 seats: this module's registrations never fill it
-PERSON = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
 IN_EACH_LANGUAGE = pytest.mark.parametrize("language", ["zh-TW", "en"])
 
 
@@ -60,7 +60,7 @@ def confirm_on_the_review_page(tab, address: str, button: str, then_shows: str) 
 def test_the_agent_prepares_and_the_person_confirms_in_the_browser(tab, mode):
     token = connect(tab)
     before = seats(tab)
-    prepared = call(tab, token, "prepare_event_registration", {"event_id": EVENT, **PERSON},
+    prepared = call(tab, token, "prepare_event_registration", {"event_id": EVENT, **new_person()},
                     mode)
     envelope = prepared.structured_content
     assert envelope["status"] == "confirmation_required" and seats(tab) == before
@@ -86,7 +86,7 @@ def test_a_client_that_opens_urls_sends_the_person_to_the_review_page(js_tab):
     tab = js_tab
     token = connect(tab)
     before = seats(tab)
-    arguments = {"event_id": EVENT, **PERSON}
+    arguments = {"event_id": EVENT, **new_person()}
 
     async def ask() -> Any:
         async with sdk_client(tab.site.base_url, "auto", token,
@@ -119,7 +119,8 @@ def test_the_review_page_is_the_persons_own(open_tab):
     """Another browser opening the address the agent was given finds nothing to confirm."""
     person, stranger = open_tab(), open_tab()
     token = connect(person)
-    prepared = call(person, token, "prepare_event_registration", {"event_id": EVENT, **PERSON})
+    prepared = call(person, token, "prepare_event_registration",
+                    {"event_id": EVENT, **new_person()})
     stranger.page.goto(prepared.structured_content["data"]["reviewUrl"])
     stranger.page.get_by_text(stranger.text(
         "Nothing is waiting for your confirmation in this browser. If your agent sent you "

@@ -5,6 +5,7 @@ review shows, where the focus goes after an answer, a modal dialog, what is anno
 from __future__ import annotations
 
 import pytest
+from helpers import unique_email
 
 from .visit import Tab
 
@@ -58,7 +59,7 @@ def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
         tab.page.wait_for_function(
             "() => document.activeElement && document.activeElement.name === 'email'")
 
-    email.fill("ann@example.com")
+    email.fill(unique_email())
     tab.page.get_by_role("button", name=tab.text("Review registration")).click()
     tab.page.get_by_text(tab.text("Check and confirm")).wait_for()
     assert error.text_content() == ""
@@ -68,7 +69,7 @@ def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
 def test_confirming_says_so_once_and_the_message_takes_the_focus(js_tab):
     """One success message, not "already registered" beside "you are registered"; the focus
     goes to it, not to the top of the page."""
-    review(js_tab, "Ann Lee", "ann@example.com")
+    review(js_tab, "Ann Lee", unique_email())
     js_tab.press(js_tab.text("Confirm registration"),
                  then_shows=js_tab.text("You are registered: one seat is yours."))
     main = js_tab.page.locator("main").inner_text()
@@ -85,7 +86,7 @@ def test_on_a_phone_the_review_comes_into_view_and_takes_the_focus(js_tab):
     the focus (as the confirmation after it does), so the person sees what to check."""
     page = js_tab.page
     page.set_viewport_size({"width": 390, "height": 844})
-    review(js_tab, "Ann Lee", "ann@example.com")
+    review(js_tab, "Ann Lee", unique_email())
     page.locator(".review").wait_for()
     page.wait_for_function(
         "() => { const box = document.querySelector('.review').getBoundingClientRect();"

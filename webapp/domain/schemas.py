@@ -112,6 +112,29 @@ class VisibleText(validate.Validator):
         return value
 
 
+class EmailAddress(fields.Email):
+    """An e-mail address in the one form the site keeps: compatibility characters folded
+    (NFKC: the full-width ＡＮＮ＠ＥＸＡＭＰＬＥ．ＣＯＭ a Chinese input method types is
+    ann@example.com) and in lower case; invisible characters refused. So one address is one
+    person, for the per-address budget and for one seat per address and event, and the
+    address a person reviews is the one that is kept."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        address = unicodedata.normalize("NFKC", super()._deserialize(value, attr, data,
+                                                                      **kwargs)).lower()
+        VisibleText()(address)  # named first: the clearest thing to say of such an address
+        # A domain is the same name to IDNA with characters it drops (variation selectors,
+        # soft hyphens...): a look-alike of another address, refused rather than kept.
+        domain = address.rpartition("@")[2]
+        try:
+            same_domain = domain.encode("idna").decode("idna") == domain
+        except UnicodeError:
+            same_domain = False
+        if not same_domain:
+            raise ValidationError(str(self.error_messages["invalid"]))
+        return address
+
+
 def one_of(vocabulary: dict[str, Any]) -> validate.OneOf:
     """A choice validator whose labels become the options people and agents see."""
     return validate.OneOf(list(vocabulary), labels=list(vocabulary.values()),
@@ -218,7 +241,7 @@ class PrepareEventRegistrationInput(ToolInput):
         metadata={"label": _l("Attendee name"), "autocomplete": "name",
                   "description": _l("Full name of the person attending, as on the attendee "
                                     "list")})
-    email = fields.Email(
+    email = EmailAddress(
         required=True, validate=length(max=254),
         metadata={"label": _l("E-mail"), "autocomplete": "email",
                   "description": _l("E-mail address the organizer uses to reach the "

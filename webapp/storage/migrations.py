@@ -217,3 +217,22 @@ def create_calendar_feeds(db: Database) -> None:
         )
         """
     )
+
+
+@migrations(name="008_carried_results")
+def create_carried_results(db: Database) -> None:
+    """The result a form's POST shows on the page its redirect lands on, kept here for a few
+    minutes and read once: it may hold a secret shown once (an access token, a calendar
+    address), which the readable session cookie must not carry. Known by the hash of the
+    random key the cookie holds instead."""
+    db.execute(
+        """
+        CREATE TABLE carried_results (
+            key_hash TEXT PRIMARY KEY,          -- SHA-256 of the key in the session cookie
+            body TEXT NOT NULL,                 -- JSON: the result and its page-only values
+            expires_at TEXT NOT NULL
+        )
+        """
+    )
+    # Keeping one deletes the expired ones: this finds them without reading the others.
+    db.execute("CREATE INDEX carried_results_by_expiry ON carried_results (expires_at)")

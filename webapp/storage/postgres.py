@@ -643,6 +643,15 @@ class PostgresStorage:
         return registration_of(row, moment) if row else None
 
     @guarded
+    def email_registered(self, event_id: str, email: str) -> bool:
+        """Whether an active registration for the event was made with this e-mail address
+        (in any case: addresses kept before they were kept in lower case)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM registrations WHERE event_id = %s AND state = 'active' "
+            "AND lower(email) = lower(%s) LIMIT 1", [event_id, email]).fetchone()
+        return row is not None
+
+    @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:
         """All of the visitor's registrations, active first, then by event start."""
         return [registration_of(row, moment) for row in self.conn.execute(
@@ -760,6 +769,28 @@ class PostgresStorage:
             [connection_id, visitor_id])
         return cursor.rowcount == 1
 
+    # -- carried results ----------------------------------------------------------------
+
+    @guarded
+    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
+                            now: datetime) -> None:
+        """Keep a result under the hash of its key; the expired ones go."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM carried_results WHERE expires_at <= %s",
+                              [stored(now)])
+            self.conn.execute("INSERT INTO carried_results (key_hash, body, expires_at) "
+                              "VALUES (%s, %s, %s)", [key_hash, body, stored(expires_at)])
+
+    @guarded
+    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
+        """The result kept under this key hash, deleted in the statement that reads it (so
+        it is read once, whoever races for it); None when absent or expired."""
+        row = self.conn.execute("DELETE FROM carried_results WHERE key_hash = %s "
+                                "RETURNING body, expires_at", [key_hash]).fetchone()
+        if row is None or moment(row["expires_at"]) <= now:
+            return None
+        return str(row["body"])
+
     # -- activity -----------------------------------------------------------------------
 
     @guarded
@@ -797,11 +828,13 @@ class PostgresStorage:
             connections = self.conn.execute(
                 "DELETE FROM agent_connections WHERE expires_at < %s",
                 [stored(visitors_before)]).rowcount
+            carried = self.conn.execute("DELETE FROM carried_results WHERE expires_at < %s",
+                                     [stored(visitors_before)]).rowcount
             for table in ("saved_events", "confirmations", "registrations", "activity",
                           "agent_connections", "calendar_feeds"):
                 self.conn.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.conn.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                          gone).rowcount
         return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections}
+                "connections": connections, "carried": carried}
 

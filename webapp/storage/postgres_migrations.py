@@ -124,4 +124,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             created_at timestamptz NOT NULL
         );
     """),
+    # A form's result kept for the page its redirect lands on, read once (SQLite's 008): the
+    # session cookie holds only a random key, whose hash finds the row.
+    ("004_carried_results", """
+        CREATE TABLE carried_results (
+            key_hash text COLLATE "C" PRIMARY KEY,  -- SHA-256 of the key in the session cookie
+            body text NOT NULL,                     -- JSON: the result and its page-only values
+            expires_at timestamptz NOT NULL
+        );
+        CREATE INDEX carried_results_by_expiry ON carried_results (expires_at);
+    """),
 ]

@@ -563,6 +563,15 @@ class SQLiteStorage:
         return registration_of(rows[0], from_text) if rows else None
 
     @guarded
+    def email_registered(self, event_id: str, email: str) -> bool:
+        """Whether an active registration for the event was made with this e-mail address
+        (in any case: addresses kept before they were kept in lower case)."""
+        rows = list(self.db.query(
+            "SELECT 1 FROM registrations WHERE event_id = ? AND state = 'active' "
+            "AND lower(email) = lower(?) LIMIT 1", [event_id, email]))
+        return bool(rows)
+
+    @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:
         """All of the visitor's registrations, active first, then by event start."""
         rows = self.db.query(
@@ -687,6 +696,31 @@ class SQLiteStorage:
             [connection_id, visitor_id])
         return cursor.rowcount == 1
 
+    # -- carried results ----------------------------------------------------------------
+
+    @guarded
+    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
+                            now: datetime) -> None:
+        """Keep a result under the hash of its key; the expired ones go (few: each lives
+        minutes, and most are taken at once)."""
+        with self.transaction():
+            self.db.execute("DELETE FROM carried_results WHERE expires_at <= ?", [to_text(now)])
+            self._insert("carried_results", {"key_hash": key_hash, "body": body,
+                                             "expires_at": to_text(expires_at)})
+
+    @guarded
+    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
+        """The result kept under this key hash, deleted in the same statement that reads it,
+        so two requests with the same key never both get it; None when absent or expired."""
+        # A statement that returns rows is not committed by sqlite-utils: the transaction
+        # commits it (and every row is read before the commit).
+        with self.transaction():
+            rows = self.db.execute("DELETE FROM carried_results WHERE key_hash = ? "
+                                   "RETURNING body, expires_at", [key_hash]).fetchall()
+        if not rows or from_text(rows[0][1]) <= now:
+            return None
+        return str(rows[0][0])
+
     # -- activity -----------------------------------------------------------------------
 
     @guarded
@@ -733,10 +767,12 @@ class SQLiteStorage:
                                        [to_text(activity_before)]).rowcount
             connections = self.db.execute("DELETE FROM agent_connections WHERE expires_at < ?",
                                           [to_text(visitors_before)]).rowcount
+            carried = self.db.execute("DELETE FROM carried_results WHERE expires_at < ?",
+                                     [to_text(visitors_before)]).rowcount
             for table in ("saved_events", "confirmations", "registrations", "activity",
                           "agent_connections", "calendar_feeds"):
                 self.db.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
             visitors = self.db.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
                                        gone).rowcount
         return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections}
+                "connections": connections, "carried": carried}

@@ -18,6 +18,7 @@ from flask import Flask
 from flask import Response
 from flask import current_app
 from flask import request
+from flask import session
 
 PERSONAL = "private, no-store"
 # Where a view keeps its declaration.
@@ -42,9 +43,16 @@ def set_cache_control(response: Response) -> Response:
     view = current_app.view_functions.get(request.endpoint or "")
     max_age = getattr(view, MAX_AGE, None)
     shared = (max_age is not None and request.method in ("GET", "HEAD")
-              and response.status_code == 200 and "Set-Cookie" not in response.headers)
+              and response.status_code == 200 and not sets_a_cookie(response))
     response.headers["Cache-Control"] = f"public, max-age={max_age}" if shared else PERSONAL
     return response
+
+
+def sets_a_cookie(response: Response) -> bool:
+    """Whether the answer sets a cookie: one set already, or the session's, which Flask adds
+    only after every `after_request` function (for a permanent session, on every answer)."""
+    return ("Set-Cookie" in response.headers
+            or current_app.session_interface.should_set_cookie(current_app, session))
 
 
 def init_app(app: Flask) -> None:

@@ -6,18 +6,20 @@ address; reads per address; and registrations prepared for one event per address
 e-mail address. A client is the visitor of the session, else the browser session (before its
 first write there is no visitor yet), else the address: so people behind one address (an
 office, a conference Wi-Fi) each have their own budget, under the address's ceiling. An
-agent calling `/mcp` is its access token, else its address; each of its calls is a write. A new
-session costs one GET, so the address, not the session, bounds what one machine can do; and
-every registration is prepared first, so counting those per event bounds the seats one address
-or one e-mail address takes. The address is the connection's, or behind trusted proxies the
-one they saw (`proxies.py`); never a header the client sets.
+agent calling `/mcp` is its live connection, else its address; each of its calls is a write.
+A new session costs one GET, so the address, not the session, bounds what one machine can do;
+and every registration is prepared first, so counting those per event bounds the seats one
+address or one e-mail address takes. The address is the connection's, or behind trusted
+proxies the one they saw (`proxies.py`); never a header the client sets.
 
 Each budget is a Flask-Limiter application limit with its own key function and scope;
 `methods` and `exempt_when` say which requests it counts. Flask-Limiter reads its own
 `RATELIMIT_*` settings too (`RATELIMIT_ENABLED`, `RATELIMIT_STORAGE_URI`), and keeps its
-counters in that storage: in the process (`local://`, `limit_counters.py`) each gunicorn worker
-counts alone, so W workers let up to W times each budget through; `redis://host:6379` gives
-every worker and host one budget. The
+counters in that storage: by default in a file every gunicorn worker of the host shares
+(`host://`, `limit_counters.py`), so the budgets hold however many workers serve;
+`redis://host:6379` gives every host one budget. Keys are made only from what the schema
+loaded (an id the schema refused counts in no event's budget), so none is longer than its
+pattern allows. The
 429 is answered as an envelope by `errors.handle_http_error`, with the sentence of the budget
 it met.
 """
@@ -27,9 +29,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from flask import Flask
 from flask import current_app
+from flask import g
 from flask import has_request_context
 from flask import request
 from flask import session
@@ -40,13 +44,16 @@ from flask_limiter.util import get_remote_address
 
 from ..domain.actions.registrations import prepare_event_registration
 from ..webmcp.inputs import InputError
+from ..webmcp.inputs import input_fields
+from ..webmcp.inputs import load_input
 from ..webmcp.inputs import read_input
+from ..webmcp.inputs import schema_instance
 from ..webmcp.mcp import requested_tool_call
 from ..webmcp.routes import current_role
 from ..webmcp.text import Text
-from . import limit_counters  # noqa: F401 - registers `local://`, the default counters
-from .mcp import bearer_token
+from . import limit_counters  # noqa: F401 - registers `host://` and `local://`
 from .mcp import is_mcp_request
+from .mcp import live_connection
 from .visitors import cookie_visitor
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
@@ -55,15 +62,15 @@ READ_METHODS = ("GET", "HEAD")
 
 def client_key() -> str:
     """Whose budget a request spends: the visitor, else the browser session, else the address;
-    over MCP, the agent's access token, else the address.
+    over MCP, the agent's connection, else the address (a made-up or revoked token is no
+    client: each would otherwise be a fresh budget).
 
     The session's CSRF secret identifies a browser before its first write created a visitor;
-    only its digest is used, so the secret never reaches the limiter's storage (nor does an
-    access token).
+    only its digest is used, so the secret never reaches the limiter's storage.
     """
     if is_mcp_request():
-        token = bearer_token()
-        return "agent:" + digest(token) if token else address_key()
+        connection = live_connection()
+        return f"agent:{connection.id}" if connection else address_key()
     visitor_id = cookie_visitor()
     if visitor_id:
         return f"visitor:{visitor_id}"
@@ -80,15 +87,18 @@ def address_key() -> str:
 
 def event_address_key() -> str:
     """The event a registration is prepared for, and the client's address."""
-    return f"event:{_registration_input('event_id')}:{address_key()}"
+    prepared = registration_input()
+    return f"event:{prepared['event_id'] if prepared else ''}:{address_key()}"
 
 
 def event_email_key() -> str:
-    """The event a registration is prepared for, and the e-mail address the input gives, from
-    a form, a JSON body or an MCP call alike (as a digest: no e-mail address reaches the
-    limiter's storage). Case does not make another address."""
-    email = _registration_input("email")
-    return f"event:{_registration_input('event_id')}:email:{digest(email.strip().casefold())}"
+    """The event a registration is prepared for, and the e-mail address it gives, from a form,
+    a JSON body or an MCP call alike (as a digest: no e-mail address reaches the limiter's
+    storage). The schema has made one form of each address (case, full-width letters)."""
+    prepared = registration_input()
+    if not prepared:
+        return "event::email:"
+    return f"event:{prepared['event_id']}:email:{digest(prepared['email'])}"
 
 
 def digest(text: str) -> str:
@@ -96,18 +106,38 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _registration_input(name: str) -> str:
-    """A field of the registration this request prepares: from the address (the event) and
-    the form or JSON body, or from the arguments of an MCP call."""
-    call = requested_tool_call() if is_mcp_request() else None
-    if call is not None:
-        return str(call.arguments.get(name, ""))
-    if name in (request.view_args or {}):
-        return str((request.view_args or {})[name])
+def registration_input() -> dict[str, Any] | None:
+    """The registration this request prepares, as the action's schema loads it, or None when
+    it prepares none or its input is refused (a refused input prepares nothing: the write
+    budgets count it, and no event budget does).
+
+    Keys are made only from loaded values: raw input would let one event be counted under
+    endless spellings (" evt-x", "evt-x\u3000") and let a megabyte of id become a key.
+    """
+    if "registration_input" not in g:
+        g.registration_input = _load_registration_input()
+    prepared: dict[str, Any] | None = g.registration_input
+    return prepared
+
+
+def _load_registration_input() -> dict[str, Any] | None:
+    schema = prepare_event_registration.schema
     try:
-        return str(read_input().get(name, ""))
-    except InputError:  # not even readable: refused as invalid_input after this count
-        return ""
+        if is_mcp_request():
+            call = requested_tool_call()
+            if call is None or call.name != prepare_event_registration.name or call.resumed:
+                return None
+            return load_input(schema, input_fields(call.arguments))
+        role = current_role()
+        if role is None or role.action is not prepare_event_registration:
+            return None
+        # The values the page address binds, as the route passes them (not its language).
+        fields = schema_instance(schema).fields
+        bound = {name: value for name, value in (request.view_args or {}).items()
+                 if name in fields}
+        return load_input(schema, read_input(), bound)
+    except InputError:
+        return None
 
 
 def starts_no_visitor() -> bool:
@@ -117,14 +147,10 @@ def starts_no_visitor() -> bool:
 
 
 def not_preparing_a_registration() -> bool:
-    """The request does not prepare a registration: neither the route of
-    `prepare_event_registration` nor an MCP call of it (a retry that only fetches an earlier
-    call's answer prepares nothing)."""
-    if is_mcp_request():
-        call = requested_tool_call()
-        return call is None or call.name != prepare_event_registration.name or call.resumed
-    role = current_role()
-    return role is None or role.action is not prepare_event_registration
+    """The request prepares no registration: neither the route of
+    `prepare_event_registration` nor an MCP call of it with valid input (a retry that only
+    fetches an earlier call's answer prepares nothing)."""
+    return registration_input() is None
 
 
 @dataclass(frozen=True)

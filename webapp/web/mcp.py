@@ -122,12 +122,22 @@ def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:
 
 
 def _connection() -> AgentConnection | None:
-    """The live connection whose token the request carries (looked up once per request)."""
+    """The live connection whose token the request carries (looked up once per request);
+    raises StorageError when the storage cannot say."""
     if "agent_connection" not in g:
         token = bearer_token()
         g.agent_connection = connection_for(get_db(), token, site_now()) if token else None
     connection: AgentConnection | None = g.agent_connection
     return connection
+
+
+def live_connection() -> AgentConnection | None:
+    """The live connection whose token the request carries; None for no token, a token that
+    is unknown, revoked or expired, or a storage that cannot say."""
+    try:
+        return _connection()
+    except StorageError:
+        return None
 
 
 def principal() -> str:

@@ -4,7 +4,8 @@
 
 What a request needs lives here: `catalog` (tools as data), `result` (the envelope), `forms`
 (schema -> controls), `inputs` (request -> validated input), `negotiation` (JSON / partial /
-page answers), `input_schema` (each tool's JSON Schema, as a browser derives it from the
+page answers), `carry` (where a POST's result waits for the page after its redirect,
+server-side), `input_schema` (each tool's JSON Schema, as a browser derives it from the
 form or for a client shown no page), `apidoc` (OpenAPI), `mcp` (the same tools for MCP
 clients) and the macros in `templates/webmcp/`. What development
 needs lives in `dev/` — schema synthesis, the linter and the `flask webmcp lint|manifest`
@@ -21,6 +22,8 @@ import click
 from flask import Blueprint
 from flask import Flask
 
+from .carry import CarriedResults
+from .carry import use_carried_results
 from .catalog import Catalog
 from .catalog import Tool
 from .forms import Control
@@ -36,25 +39,33 @@ class WebMCP:
     `samples` names the function (``"package.module:function"``) that renders the site's
     sample pages for the linter and the manifest; it is imported only by those commands.
     `gettext` translates the toolkit's own few sentences into the language of the request
-    (see `text`); without it they stay English.
+    (see `text`); without it they stay English. `carried` is the server-side store a POST's
+    result waits in for the page its redirect lands on (see `carry`); an app that answers
+    POSTs with `render_post_result` needs one.
     """
 
     def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
-                 samples: str | None = None, gettext: Gettext | None = None):
+                 samples: str | None = None, gettext: Gettext | None = None,
+                 carried: CarriedResults | None = None):
         self.catalog = catalog
         self.samples = samples
         self.gettext = gettext
+        self.carried = carried
         if app is not None and catalog is not None:
-            self.init_app(app, catalog, samples, gettext)
+            self.init_app(app, catalog, samples, gettext, carried)
 
     def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None,
-                 gettext: Gettext | None = None) -> None:
-        """Attach to `app`: templates under `webmcp/`, helpers for forms and results, and the
-        `flask webmcp` commands."""
+                 gettext: Gettext | None = None, carried: CarriedResults | None = None
+                 ) -> None:
+        """Attach to `app`: templates under `webmcp/`, helpers for forms and results, the
+        store of carried results, and the `flask webmcp` commands."""
         self.catalog = catalog
         self.samples = samples
         self.gettext = gettext or self.gettext
+        self.carried = carried or self.carried
         app.extensions["webmcp"] = self
+        if self.carried is not None:
+            use_carried_results(app, self.carried)
         app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates"))
         app.cli.add_command(DevCommands("webmcp", help="WebMCP declarative forms: lint "
                                                        "templates, print the tool manifest."))
@@ -95,4 +106,4 @@ class DevCommands(click.Group):
         return webmcp_cli.get_command(ctx, cmd_name)
 
 
-__all__ = ["Catalog", "Tool", "WebMCP"]
+__all__ = ["CarriedResults", "Catalog", "Tool", "WebMCP"]

@@ -4,7 +4,8 @@ Every HTML answer embeds the result once as JSON-LD (see the `jsonld` macro), so
 browser that navigated gets the same object a JSON client gets; templates that are included
 in a page never render it themselves. After a POST without
 JavaScript the result is carried once across the 303 redirect, so the page the browser lands
-on embeds the result of that POST instead of the page's default one.
+on embeds the result of that POST instead of the page's default one. It waits on the server
+(`carry`): the session cookie holds only its random key, never the result or its secrets.
 
 Failures that only the site's error handlers know how to show (a refused form token, a limit,
 a fault, an unknown address) are answered by `render_error_result`: their partial goes into the
@@ -29,13 +30,14 @@ from flask import request
 from flask import session
 from werkzeug.wrappers import Response as BaseResponse
 
+from .carry import carried_results
 from .result import Status
 from .result import ToolResult
 
 # Answers that branch on these request headers must say so, or caches mix them up.
 VARY_HEADERS = ("Accept", "HX-Request", "HX-Request-Type", "HX-Boosted",
                 "HX-History-Restore-Request")
-CARRY_KEY = "webmcp_carried_result"
+CARRY_KEY = "webmcp_carried_result"  # in the session: the key of the carried result
 # Results that lead to another page; any other result is answered in place.
 PROGRESS = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
 
@@ -123,7 +125,8 @@ def render_post_result(result: ToolResult, page: str, partial: str, redirect_to:
 
     A result that moved things forward (success, confirmation_required) answers 303 to the page
     that shows it and carries the envelope there once (with its `page_only` values, such as
-    the token of a human-only confirm form); a failure re-renders `page` with its status,
+    the token of a human-only confirm form), kept in the app's `CarriedResults` store under a
+    key the session holds; a failure re-renders `page` with its status,
     keeping what was typed. `page_context` supplies what only that page needs, and is called
     only when the page is rendered.
     """
@@ -132,8 +135,14 @@ def render_post_result(result: ToolResult, page: str, partial: str, redirect_to:
     if result.status not in PROGRESS:
         return render_result(result, page, partial, **context,
                              **(page_context() if page_context else {}))
-    session[CARRY_KEY] = {"path": redirect_to.split("?")[0], "result": result.to_dict(),
-                          "page_only": result.page_only}
+    store = carried_results()
+    superseded = session.get(CARRY_KEY)
+    if isinstance(superseded, str):
+        # Its page was never reached, and no page will show it now: it goes at once rather
+        # than waiting on the server until it expires.
+        store.take(superseded)
+    session[CARRY_KEY] = store.keep({"path": redirect_to.split("?")[0],
+                                     "result": result.to_dict(), "page_only": result.page_only})
     return with_vary(redirect(redirect_to, code=303))
 
 
@@ -149,11 +158,17 @@ def page_result(default: None = None) -> ToolResult | None: ...
 def page_result(default: ToolResult | None = None) -> ToolResult | None:
     """The result a full page shows: the one a POST carried here, else `default`.
 
-    Only a full-page request consumes a carried result (JSON and partials never see one).
+    Only a full-page request consumes a carried result (JSON and partials never see one),
+    and only once: the store forgets it as it is read, so a copy of the cookie sent again
+    finds nothing.
     """
     if wants_json() or is_partial():
         return default
-    carried = session.pop(CARRY_KEY, None)
+    key = session.pop(CARRY_KEY, None)
+    # Only a key is kept there now; a cookie from before may hold a whole result: unread.
+    if not isinstance(key, str):
+        return default
+    carried = carried_results().take(key)
     if not carried or carried.get("path") != request.path:
         return default
     return result_from_dict(carried["result"], carried.get("page_only"))

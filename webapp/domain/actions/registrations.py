@@ -148,6 +148,14 @@ def _closed_or_full(name: str, state: str) -> ToolResult | None:
     return None
 
 
+def email_taken(name: str) -> ToolResult:
+    """The conflict refusing a second seat of one event for one e-mail address."""
+    return conflict(name, _("This e-mail address is already registered for this event: each "
+                            "attendee registers once, with their own address."),
+                    next_action=_("Tell the user this e-mail address already has a seat at "
+                                  "this event; do not retry with it."))
+
+
 @action("prepare_event_registration",
         answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
@@ -165,6 +173,8 @@ def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionC
         return conflict(name, _("You are already registered for this event."),
                         next_action=_("Tell the user they are already registered; see "
                                       "/registrations."))
+    if db.email_registered(event.id, params["email"]):
+        return email_taken(name)
     payload = {"attendeeName": params["attendee_name"], "email": params["email"]}
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id, payload=payload,
@@ -208,6 +218,8 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
             return refused
         if db.active_registration(confirmation.visitor_id, event.id):
             return conflict(name, _("You are already registered for this event."))
+        if db.email_registered(event.id, confirmation.payload["email"]):
+            return email_taken(name)
         registration = Registration(
             id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
             visitor_id=confirmation.visitor_id,

@@ -1,0 +1,49 @@
+"""The site's routes as its declarations state them, for the matrices of the tests ("every POST
+route"): a route added to the site is in every matrix the day it is declared, never in a list
+someone must remember to extend.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from webapp import create_app
+from webapp.webmcp.routes import route_roles
+
+# A value of the right shape for each field a route's address or input may need (ids that
+# need not exist). A route needing a field without one here stops the collection of the tests
+# (a KeyError naming it), so no route is left out quietly.
+SAMPLE_VALUES: dict[str, str] = {
+    "event_id": "evt-agent-testing",
+    "registration_id": "reg-aaaaaaaaaaaa",
+    "connection_id": "agt-aaaaaaaaaaaa",
+    "attendee_name": "Ann",
+    "email": "a@example.com",
+    "confirmation_token": "whatever",
+    "label": "Ann's laptop",
+}
+
+
+def post_routes() -> list[tuple[str, dict[str, Any], str]]:
+    """Every declared POST route: its address, input of the right shape, and its action."""
+    # No database is opened: the app is made only to read its declarations.
+    app = create_app({"TESTING": True, "SECRET_KEY": "routes",
+                      "DATABASE": str(Path(tempfile.gettempdir()) / "routes-never-opened")})
+    addresses = app.url_map.bind("localhost")
+    routes = []
+    for rule, role in route_roles(app):
+        if "POST" not in (rule.methods or ()):
+            continue
+        assert role.action is not None, f"{rule} takes a POST but runs no action"
+        fields = role.action.schema().fields
+        url = addresses.build(rule.endpoint, {name: SAMPLE_VALUES[name]
+                                              for name in rule.arguments})
+        data = {name: SAMPLE_VALUES[name] for name, field in fields.items()
+                if field.required and name not in rule.arguments}
+        routes.append((url, data, role.action.name))
+    return routes
+
+
+POST_ROUTES = post_routes()
