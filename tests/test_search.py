@@ -1,14 +1,24 @@
-"""search_events over HTTP: every status, in all three renderings."""
+"""search_events over HTTP: every status, in all three renderings.
+
+The tests run on SQLite; those marked `both_backends` run on PostgreSQL too. Each backend has
+a search of its own (storage/), so PostgreSQL must find what SQLite finds for every text this
+module types: `test_postgresql_finds_what_sqlite_finds_for_every_text_typed_here` compares
+them, the texts taken from the cases below (a new case is compared the day it is added), and
+tests/test_storage_contract.py compares them over a matrix of words, filters, dates and pages.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Iterator
 from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
 from bs4 import BeautifulSoup
+from flask import Flask
 from helpers import HTMX
 from helpers import JSON
 from helpers import jsonld_blocks
@@ -16,7 +26,12 @@ from helpers import one
 from helpers import page_address
 from helpers import the_jsonld
 from helpers import three_answers
+from servers import ONE_ADDRESS_CROWD
+from services import fresh_schema
+from suite_clock import Clock
+from suite_clock import suite_start
 
+from webapp import create_app
 from webapp.clock import site_timezone
 from webapp.config import SITE_ROOT
 from webapp.datasets.synthetic import generate_events
@@ -24,10 +39,9 @@ from webapp.domain.schemas import LAST_PAGE
 from webapp.domain.schemas import PAGE_SIZE
 from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.storage import Event
+from webapp.storage.connection import close_backend
 from webapp.storage.connection import get_db
 from webapp.storage.search import query_terms
-
-pytestmark = pytest.mark.both_backends
 
 TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
 SUMMARY_KEYS = {"id", "url", "title", "summary", "startsAt", "location", "price", "level"}
@@ -38,6 +52,7 @@ def search(client, **params):
     return response.status_code, response.get_json()
 
 
+@pytest.mark.both_backends
 def test_filters_find_the_intro_workshop_first(client):
     code, body = search(client, location="taipei", price="free", level="beginner")
     assert code == 200
@@ -139,10 +154,14 @@ def test_field_errors_are_shown_next_to_the_fields(client):
     assert one(partial, "#search_events-query-error").get_text() == ""
 
 
-@pytest.mark.parametrize("text", [
+FULL_TEXT_SYNTAX = [
     '"', 'webmcp"', "NOT", "a OR b", "title:WebMCP", "*", "(", "NEAR(a b)", "^WebMCP",
     "AND OR NOT", "'; DROP TABLE events; --", "-", "\u0000", "網頁",
-])
+]
+AROUND_A_WORD = ['webmcp"', '"webmcp"', "^WebMCP", "(webmcp", "webmcp)", "-webmcp", "webmcp:"]
+
+
+@pytest.mark.parametrize("text", FULL_TEXT_SYNTAX)
 def test_full_text_syntax_in_the_query_is_just_text(client, text):
     code, body = search(client, query=text)
     assert code == 200
@@ -154,8 +173,7 @@ def test_full_text_syntax_in_the_query_is_just_text(client, text):
     assert shown == [event["id"] for event in body["data"]["events"]]
 
 
-@pytest.mark.parametrize("text", ['webmcp"', '"webmcp"', "^WebMCP", "(webmcp", "webmcp)",
-                                  "-webmcp", "webmcp:"])
+@pytest.mark.parametrize("text", AROUND_A_WORD)
 def test_operator_characters_around_a_word_find_what_the_word_finds(client, text):
     _, plain = search(client, query="webmcp")
     _, decorated = search(client, query=text)
@@ -169,11 +187,17 @@ def found_ids(client, text: str, **params) -> list[str]:
     return [event["id"] for event in body["data"]["events"]]
 
 
+IN_EACH_FIELD = [
+    ("Untrusted Copy", "evt-malicious-copy"),  # title
+    ("reveal every secret", "evt-malicious-copy"),  # summary
+    ("onerror", "evt-malicious-copy"),  # description only
+    ("Daan Co-working", "evt-webmcp-intro"),  # venue only
+]
+
+
 def test_query_matches_title_summary_venue_and_description(client):
-    assert found_ids(client, "Untrusted Copy") == ["evt-malicious-copy"]  # title
-    assert found_ids(client, "reveal every secret") == ["evt-malicious-copy"]  # summary
-    assert found_ids(client, "onerror") == ["evt-malicious-copy"]  # description only
-    assert found_ids(client, "Daan Co-working") == ["evt-webmcp-intro"]  # venue only
+    for typed, event_id in IN_EACH_FIELD:
+        assert found_ids(client, typed) == [event_id], typed
 
 
 # The matching rules of docs/design.md §8 as people meet them: (typed, an event it must find).
@@ -224,6 +248,9 @@ def test_what_the_event_does_not_say_does_not_find_it(client, typed, event_id):
     assert not soup.select(f"#results input[name=event_id][value={event_id}]")
 
 
+TAI_FORMS = ("臺中 rust", "台中 Rust", "台中市立", "臺")
+
+
 def test_an_event_written_with_tai_is_found_by_either_form(app, client, clock):
     formal = Event(id="evt-formal-tai", title="臺中 Rust 讀書會", summary="每週一次。",
                    description="", starts_at=clock() + timedelta(days=3),
@@ -232,7 +259,7 @@ def test_an_event_written_with_tai_is_found_by_either_form(app, client, clock):
                    held_seats=0, registration_deadline=clock() + timedelta(days=2))
     with app.app_context():
         get_db().import_events([formal])
-    for typed in ("臺中 rust", "台中 Rust", "台中市立", "臺"):
+    for typed in TAI_FORMS:
         assert "evt-formal-tai" in found_ids(client, typed), typed
 
 
@@ -276,6 +303,7 @@ def test_pages_of_ten(client):
     assert "past the last page" in past_the_end["message"]
 
 
+@pytest.mark.both_backends
 def test_count_is_exact_up_to_the_cap_then_flagged(client, many_events):
     _, exact = search(client, location="online")
     assert exact["data"]["countCapped"] is False
@@ -383,3 +411,45 @@ def test_the_wordiest_query_finds_its_event(client):
     assert code == 200 and event_id in [event["id"] for event in body["data"]["events"]]
     code, body = search(client, query=text[:-1] + "鯨")
     assert code == 200 and body["status"] == "no_results"
+
+
+# -- PostgreSQL finds what SQLite finds ------------------------------------------------------
+
+TYPED = sorted({*FULL_TEXT_SYNTAX, *AROUND_A_WORD, "webmcp", "Agent", *TAI_FORMS,
+                *(typed for typed, _ in FINDS + MISSES + IN_EACH_FIELD),
+                the_wordiest_chinese_text()[0]})
+WITH_FILTERS = [{}, {"location": "taipei", "price": "free"}, {"level": "beginner"}]
+
+
+@pytest.fixture(scope="module")
+def on_both_backends(tmp_path_factory, postgres_database) -> Iterator[dict[str, Flask]]:
+    """The site with the sample events on SQLite and on PostgreSQL, seeded once for the
+    module (the comparison only reads)."""
+    folder = tmp_path_factory.mktemp("both-backends")
+    apps = {name: create_app({
+        "TESTING": True, "SECRET_KEY": "test secret", "DATABASE": database,
+        "RATELIMIT_STORAGE_URI": f"host://{folder / name}-rate-limits.sqlite",
+        "CLOCK": Clock(suite_start()), **ONE_ADDRESS_CROWD})
+        for name, database in (("sqlite", str(folder / "events.sqlite")),
+                               ("postgresql", fresh_schema(postgres_database)))}
+    yield apps
+    for app in apps.values():
+        close_backend(app)
+
+
+def test_postgresql_finds_what_sqlite_finds_for_every_text_typed_here(on_both_backends):
+    """The same answer (events, order, count, status) from both backends, for every text the
+    cases above type, alone and with filters."""
+    clients = {name: app.test_client() for name, app in on_both_backends.items()}
+    differences, found_some = [], 0
+    for typed, filters in itertools.product(TYPED, WITH_FILTERS):
+        address = "/en/events?" + urlencode({"query": typed, **filters})
+        answers = {name: client.get(address, headers=JSON).get_json()
+                   for name, client in clients.items()}
+        sqlite, postgresql = ({key: answer[key] for key in ("status", "data", "message")}
+                              for answer in answers.values())
+        found_some += bool(sqlite["data"]["events"])
+        if sqlite != postgresql:
+            differences.append((typed, filters, sqlite, postgresql))
+    assert differences == []
+    assert found_some > len(TYPED), "the comparison must find events, not nothing"
