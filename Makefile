@@ -11,11 +11,20 @@ SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 run: install static
 	$(BIN)/gunicorn
 
-## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), run the
-## whole test suite, then the shifted-clock runs
-test: install browser lighthouse nginx services static lint
-	$(BIN)/pytest $(PARALLEL)
-	@$(MAKE) --no-print-directory test-shifted
+## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), lint,
+## type-check, and run the whole test suite and the shifted-clock runs
+# Most of the main pass waits on servers and browsers (it keeps the cores about half busy), so
+# the lint and the shifted-clock runs go on beside it, into build/beside.log, printed after it.
+test: install browser lighthouse nginx services static
+	@mkdir -p build
+	@( $(MAKE) --no-print-directory lint test-shifted >build/beside.log 2>&1; \
+	    echo $$? >build/beside.rc ) & \
+	$(BIN)/pytest $(PARALLEL); main=$$?; wait; \
+	echo; echo "=== beside the main pass: lint, then the shifted-clock runs ==="; \
+	cat build/beside.log; \
+	[ $$main = 0 ] || echo "the main pass failed" >&2; \
+	[ "$$(cat build/beside.rc)" = 0 ] || echo "the lint or a shifted-clock run failed" >&2; \
+	[ $$main = 0 ] && [ "$$(cat build/beside.rc)" = 0 ]
 
 # The tests run in several processes (pytest-xdist), each module in one of them, so a module's
 # servers, browsers and Lighthouse batch are made once: most of a test's time is a server or a
