@@ -65,10 +65,12 @@ wrk:
 install: $(VENV)/.installed catalogs
 
 # Reinstall whenever the package metadata changes.
-$(VENV)/.installed: setup.cfg pyproject.toml
+# The toolkit is a distribution of its own (flask-webmcp/), installed from its folder first so
+# the site's requirement on it is met by the checkout, not looked for on PyPI.
+$(VENV)/.installed: setup.cfg pyproject.toml flask-webmcp/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e './flask-webmcp[dev,csrf]' -e '.[test]'
 	touch $@
 
 # The message catalogs (webapp/translations/<locale>/LC_MESSAGES/messages.po) are the source;

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from helpers import HTMX
 from helpers import JSON
 
+from flask_webmcp.inputs import load_input
 from webapp.config import SITE_TIMEZONE as DEFAULT_SITE_TIMEZONE
 from webapp.datasets.synthetic import COMMON_WORD
 from webapp.datasets.synthetic import RARE_TOPICS
@@ -29,7 +30,6 @@ from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.domain.schemas import SearchEventsInput
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import SQLiteStorage
-from webapp.webmcp.inputs import load_input
 
 from . import load
 from .stats import ratios

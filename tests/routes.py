@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flask_webmcp.routes import route_roles
 from webapp import create_app
-from webapp.webmcp.routes import route_roles
 
 # A value of the right shape for each field a route's address or input may need (ids that
 # need not exist). A route needing a field without one here stops the collection of the tests

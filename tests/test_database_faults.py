@@ -32,7 +32,7 @@ from helpers import write_lock_held
 from servers import HttpVisitor
 from servers import gunicorn
 
-from webapp.webmcp.result import internal_error
+from flask_webmcp.result import internal_error
 
 pytestmark = pytest.mark.slow
 

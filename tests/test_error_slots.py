@@ -21,10 +21,10 @@ from helpers import JSON
 from helpers import database_files
 from helpers import the_jsonld
 
+from flask_webmcp.negotiation import error_slot_id
+from flask_webmcp.result import Status
+from flask_webmcp.routes import route_roles
 from webapp.web.openapi import route_answers
-from webapp.webmcp.negotiation import error_slot_id
-from webapp.webmcp.result import Status
-from webapp.webmcp.routes import route_roles
 
 EVENT = "evt-webmcp-intro"
 BIG = "x" * 70_000  # over MAX_CONTENT_LENGTH

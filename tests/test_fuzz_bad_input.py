@@ -27,11 +27,11 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from flask_webmcp.result import Status
 from webapp.domain.catalog import CATALOG
 from webapp.domain.schemas import LEVELS
 from webapp.domain.schemas import LOCATIONS
 from webapp.domain.schemas import PRICES
-from webapp.webmcp.result import Status
 
 # Thousands of generated requests, a few seconds a test: `make check` leaves them to `make test`.
 pytestmark = pytest.mark.slow

@@ -21,9 +21,9 @@ from helpers import TOKEN_FIELD
 from helpers import database_files
 from helpers import hidden_value
 
+from flask_webmcp.result import Status
 from webapp import create_app
 from webapp.storage.connection import prepare_database
-from webapp.webmcp.result import Status
 
 # Paths (in the envelope) of the sentences people read; "*" is any key or list item.
 HUMAN_TEXT = {("message",), ("nextAction",), ("errors", "*", "*"), ("untrustedContent", "note"),

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from flask_webmcp.input_schema import expected_input_schema
 from webapp import create_app
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.input_schema import expected_input_schema
 
 
 def manifest(runner) -> dict[str, Any]:

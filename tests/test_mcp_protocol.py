@@ -16,10 +16,10 @@ from mcp_helpers import MODERN
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
 
+from flask_webmcp.apidoc import envelope_json_schema
+from flask_webmcp.input_schema import expected_input_schema
+from flask_webmcp.input_schema import remote_input_schema
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.apidoc import envelope_json_schema
-from webapp.webmcp.input_schema import expected_input_schema
-from webapp.webmcp.input_schema import remote_input_schema
 
 READS = ("search_events", "get_event_details")
 

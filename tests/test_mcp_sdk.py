@@ -27,9 +27,9 @@ from servers import HttpVisitor
 from servers import gunicorn
 from suite_clock import suite_start
 
+from flask_webmcp.apidoc import envelope_json_schema
+from flask_webmcp.input_schema import remote_input_schema
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.apidoc import envelope_json_schema
-from webapp.webmcp.input_schema import remote_input_schema
 
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 EVENT = "evt-webmcp-intro"

@@ -11,9 +11,9 @@ from helpers import JSON
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
+from flask_webmcp.input_schema import expected_input_schema
+from flask_webmcp.result import Status
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.input_schema import expected_input_schema
-from webapp.webmcp.result import Status
 
 EVENT_ID = "evt-webmcp-intro"
 

@@ -23,7 +23,7 @@ from servers import free_port
 from servers import wait_until_up
 
 # What only development uses: none of it may be imported to serve a request.
-DEV_ONLY = ("bs4", "webapp.dev", "webapp.webmcp.dev")
+DEV_ONLY = ("bs4", "webapp.dev", "flask_webmcp.dev")
 
 
 def test_setup_cfg_packs_every_package():
@@ -58,13 +58,15 @@ print(json.dumps(sorted(sys.modules)))
 
 @pytest.mark.slow
 def test_a_plain_install_serves_the_site(tmp_path):
-    """`pip install .` (not editable) into an empty environment, then gunicorn, run from a
-    folder that is not the checkout: templates, static files and sample data come along."""
+    """`pip install ./flask-webmcp .` (not editable) into an empty environment, then gunicorn,
+    run from a folder that is not the checkout: templates, static files and sample data come
+    along, and the toolkit's own templates with it."""
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=True)
     bin_dir = environment / "bin"
-    subprocess.run([bin_dir / "pip", "install", "--quiet", str(PROJECT_ROOT)], check=True,
-                   cwd=tmp_path)
+    # The toolkit first, from its folder, as the README's commands install it.
+    subprocess.run([bin_dir / "pip", "install", "--quiet", str(PROJECT_ROOT / "flask-webmcp"),
+                    str(PROJECT_ROOT)], check=True, cwd=tmp_path)
     has_bs4 = subprocess.run([bin_dir / "python", "-c", "import bs4"], capture_output=True)
     assert has_bs4.returncode != 0, "bs4 is a development dependency, not the site's"
 

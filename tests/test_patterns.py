@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.webmcp.patterns import is_valid_pattern
+from flask_webmcp.patterns import is_valid_pattern
 
 HONOURED = [
     "", "[a-z]{2,3}", r"\d+", r"\d{3}-\d{4}", r"[\p{L}]+", r"\p{Lu}", r"\p{Script=Greek}",

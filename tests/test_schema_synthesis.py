@@ -16,9 +16,9 @@ import pytest
 from bs4 import BeautifulSoup
 from helpers import one
 
-from webapp.webmcp.dev.schema import synthesize_input_schema
-from webapp.webmcp.dev.schema import synthesize_page
-from webapp.webmcp.input_schema import DATE_SENTENCE
+from flask_webmcp.dev.schema import synthesize_input_schema
+from flask_webmcp.dev.schema import synthesize_page
+from flask_webmcp.input_schema import DATE_SENTENCE
 
 CASES = Path(__file__).parent / "schema_cases"
 

@@ -26,11 +26,11 @@ from helpers import hidden_value
 from itsdangerous import URLSafeTimedSerializer
 from mcp_helpers import ACCESS_TOKEN
 
+from flask_webmcp.negotiation import CARRY_KEY
+from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
 from webapp.web.carried import LIFETIME
-from webapp.webmcp.negotiation import CARRY_KEY
-from webapp.webmcp.negotiation import render_post_result
-from webapp.webmcp.result import Status
-from webapp.webmcp.result import ToolResult
 
 # PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
 # under every other test here is checked on both backends by test_storage_contract.py.

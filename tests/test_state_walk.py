@@ -97,6 +97,10 @@ from suite_clock import Clock
 from suite_clock import suite_start
 from werkzeug.test import TestResponse
 
+from flask_webmcp.mcp import INTERNAL_ERROR
+from flask_webmcp.routes import ROLE
+from flask_webmcp.routes import RouteRole
+from flask_webmcp.routes import offering_routes
 from webapp import create_app
 from webapp.domain.actions.registrations import CONFIRMATION_LIFETIME
 from webapp.domain.schemas import CONNECTION_ID_SHAPE
@@ -109,10 +113,6 @@ from webapp.storage.postgres import PostgresStorage
 from webapp.web.languages import COOKIE as LANGUAGE_COOKIE
 from webapp.web.languages import LANGUAGES
 from webapp.web.visitors import VISITOR_KEY
-from webapp.webmcp.mcp import INTERNAL_ERROR
-from webapp.webmcp.routes import ROLE
-from webapp.webmcp.routes import RouteRole
-from webapp.webmcp.routes import offering_routes
 
 pytestmark = pytest.mark.slow
 

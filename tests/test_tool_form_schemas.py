@@ -19,10 +19,10 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import attribute
 
+from flask_webmcp.dev.schema import synthesize_input_schema
+from flask_webmcp.input_schema import expected_input_schema
+from flask_webmcp.routes import offering_routes
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import synthesize_input_schema
-from webapp.webmcp.input_schema import expected_input_schema
-from webapp.webmcp.routes import offering_routes
 
 EVENT_ID = "evt-webmcp-intro"
 

@@ -19,9 +19,9 @@ from bs4 import BeautifulSoup
 from bs4 import Comment
 from bs4 import Doctype
 
+from flask_webmcp.dev.lint import RenderedPage
 from webapp.config import SITE_ROOT
 from webapp.dev.samples import sample_pages
-from webapp.webmcp.dev.lint import RenderedPage
 
 # Attributes whose text people or agents read.
 READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",

@@ -50,6 +50,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret(Path(app.instance_path))
 
+    from flask_webmcp import WebMCP
+
     from . import cli
     from .datasets import seed_sample_events
     from .domain.catalog import CATALOG
@@ -74,7 +76,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import saved
     from .web import security
     from .web import templating
-    from .webmcp import WebMCP
 
     bodies.init_app(app)
     connection.init_app(app, seed=seed_sample_events)

@@ -62,6 +62,9 @@ from playwright.sync_api import Browser
 from playwright.sync_api import BrowserContext
 from servers import gunicorn
 
+from flask_webmcp.result import Status
+from flask_webmcp.routes import offering_routes
+from flask_webmcp.routes import route_roles
 from webapp import create_app
 from webapp.config import HOST_COUNTERS
 from webapp.config import counters_uri
@@ -69,9 +72,6 @@ from webapp.storage import Event
 from webapp.storage.sqlite import SQLiteStorage
 from webapp.web.limit_counters import HostCounters
 from webapp.web.openapi import route_answers
-from webapp.webmcp.result import Status
-from webapp.webmcp.routes import offering_routes
-from webapp.webmcp.routes import route_roles
 
 from .visit import Site
 from .visit import Tab

@@ -15,10 +15,10 @@ import pytest
 from bs4 import BeautifulSoup
 from helpers import one
 
+from flask_webmcp.dev.schema import synthesize_input_schema
+from flask_webmcp.input_schema import expected_input_schema
 from webapp import create_app
 from webapp.domain.catalog import CATALOG
-from webapp.webmcp.dev.schema import synthesize_input_schema
-from webapp.webmcp.input_schema import expected_input_schema
 
 pytestmark = [pytest.mark.browser, pytest.mark.parametrize("language", ["zh-TW", "en"])]
 

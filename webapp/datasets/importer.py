@@ -25,6 +25,8 @@ from marshmallow import post_load
 from marshmallow import validate
 from marshmallow import validates_schema
 
+from flask_webmcp.inputs import flatten_messages
+
 from ..domain.schemas import EVENT_ID
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
@@ -32,7 +34,6 @@ from ..domain.schemas import PRICES
 from ..domain.schemas import WholeMatch
 from ..domain.schemas import one_of
 from ..storage import Event
-from ..webmcp.inputs import flatten_messages
 
 
 class ImportProblem(Exception):

@@ -24,10 +24,11 @@ from marshmallow import fields
 from marshmallow import validate
 from werkzeug.test import TestResponse
 
+from flask_webmcp.dev.lint import PageRecorder
+from flask_webmcp.dev.lint import RenderedPage
+from flask_webmcp.routes import route_roles
+
 from ..web.languages import LANGUAGES
-from ..webmcp.dev.lint import PageRecorder
-from ..webmcp.dev.lint import RenderedPage
-from ..webmcp.routes import route_roles
 
 HTMX = {"HX-Request": "true", "HX-Request-Type": "partial"}
 JSON = {"Accept": "application/json"}

@@ -9,9 +9,10 @@ what its WebMCP form does on the page that offers it.
 
 from flask_babel import lazy_gettext as _l
 
-from ..webmcp.catalog import Catalog
-from ..webmcp.catalog import Hints
-from ..webmcp.catalog import Tool
+from flask_webmcp.catalog import Catalog
+from flask_webmcp.catalog import Hints
+from flask_webmcp.catalog import Tool
+
 from .schemas import GetEventDetailsInput
 from .schemas import PrepareEventRegistrationInput
 from .schemas import PrepareRegistrationCancellationInput

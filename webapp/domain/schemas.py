@@ -1,7 +1,7 @@
 """The input contracts: one marshmallow schema per tool and per human-only action.
 
 Each schema drives the server validation, the rendered form (labels, agent descriptions, HTML
-constraints: see `webapp.webmcp.forms`), the agent's input schema and the OpenAPI document.
+constraints: see `flask_webmcp.forms`), the agent's input schema and the OpenAPI document.
 """
 
 from __future__ import annotations

@@ -15,16 +15,17 @@ from flask import Response
 from flask import render_template
 from flask import url_for
 
+from flask_webmcp.forms import controls_for
+from flask_webmcp.negotiation import page_result
+from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.negotiation import with_vary
+from flask_webmcp.routes import page_route
+from flask_webmcp.routes import tool_route
+
 from ..domain.actions import agents as actions
 from ..domain.projections import CONNECT_PATH
 from ..domain.schemas import ConnectAgentInput
 from ..storage.connection import get_db
-from ..webmcp.forms import controls_for
-from ..webmcp.negotiation import page_result
-from ..webmcp.negotiation import render_post_result
-from ..webmcp.negotiation import with_vary
-from ..webmcp.routes import page_route
-from ..webmcp.routes import tool_route
 from .addresses import site_url
 from .calls import action_context
 from .calls import run_tool

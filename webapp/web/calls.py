@@ -15,6 +15,17 @@ from flask import current_app
 from flask import request
 from flask_babel import gettext as _
 
+from flask_webmcp.inputs import InputError
+from flask_webmcp.inputs import load_input
+from flask_webmcp.inputs import read_input
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import internal_error
+from flask_webmcp.result import invalid_input
+from flask_webmcp.result import not_found
+from flask_webmcp.result import people_only
+from flask_webmcp.result import session_expired
+from flask_webmcp.routes import current_role
+
 from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import Action
@@ -25,16 +36,6 @@ from ..storage import Activity
 from ..storage import Storage
 from ..storage import StorageError
 from ..storage.connection import get_db
-from ..webmcp.inputs import InputError
-from ..webmcp.inputs import load_input
-from ..webmcp.inputs import read_input
-from ..webmcp.result import ToolResult
-from ..webmcp.result import internal_error
-from ..webmcp.result import invalid_input
-from ..webmcp.result import not_found
-from ..webmcp.result import people_only
-from ..webmcp.result import session_expired
-from ..webmcp.routes import current_role
 from .addresses import site_url
 from .visitors import SessionExpired
 from .visitors import cookie_visitor

@@ -22,16 +22,17 @@ from limits import RateLimitItem
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import MethodNotAllowed
 
+from flask_webmcp.negotiation import render_error_result
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import internal_error
+from flask_webmcp.result import invalid_input
+from flask_webmcp.result import not_found
+from flask_webmcp.result import rate_limited
+from flask_webmcp.result import session_expired
+from flask_webmcp.routes import current_action
+
 from ..storage import StorageError
-from ..webmcp.negotiation import render_error_result
-from ..webmcp.result import Status
-from ..webmcp.result import ToolResult
-from ..webmcp.result import internal_error
-from ..webmcp.result import invalid_input
-from ..webmcp.result import not_found
-from ..webmcp.result import rate_limited
-from ..webmcp.result import session_expired
-from ..webmcp.routes import current_action
 from .addresses import site_url
 
 # The heading people read above an error's message.

@@ -11,18 +11,19 @@ from flask import Response
 from flask import redirect
 from flask import url_for
 
+from flask_webmcp.negotiation import is_partial
+from flask_webmcp.negotiation import page_result
+from flask_webmcp.negotiation import render_error_result
+from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.negotiation import render_result
+from flask_webmcp.negotiation import wants_json
+from flask_webmcp.negotiation import with_vary
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.routes import tool_route
+
 from ..domain.actions import events as actions
 from ..storage.connection import get_db
-from ..webmcp.negotiation import is_partial
-from ..webmcp.negotiation import page_result
-from ..webmcp.negotiation import render_error_result
-from ..webmcp.negotiation import render_post_result
-from ..webmcp.negotiation import render_result
-from ..webmcp.negotiation import wants_json
-from ..webmcp.negotiation import with_vary
-from ..webmcp.result import Status
-from ..webmcp.result import ToolResult
-from ..webmcp.routes import tool_route
 from .caching import public
 from .calls import action_context
 from .calls import run_tool

@@ -33,8 +33,9 @@ from flask_babel import Babel
 from werkzeug.routing import BaseConverter
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..webmcp.negotiation import is_partial
-from ..webmcp.negotiation import wants_json
+from flask_webmcp.negotiation import is_partial
+from flask_webmcp.negotiation import wants_json
+
 from .addresses import site_url
 
 

@@ -42,15 +42,16 @@ from flask_limiter import ApplicationLimit
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
+from flask_webmcp.inputs import InputError
+from flask_webmcp.inputs import input_fields
+from flask_webmcp.inputs import load_input
+from flask_webmcp.inputs import read_input
+from flask_webmcp.inputs import schema_instance
+from flask_webmcp.mcp import requested_tool_call
+from flask_webmcp.routes import current_role
+from flask_webmcp.text import Text
+
 from ..domain.actions.registrations import prepare_event_registration
-from ..webmcp.inputs import InputError
-from ..webmcp.inputs import input_fields
-from ..webmcp.inputs import load_input
-from ..webmcp.inputs import read_input
-from ..webmcp.inputs import schema_instance
-from ..webmcp.mcp import requested_tool_call
-from ..webmcp.routes import current_role
-from ..webmcp.text import Text
 from . import limit_counters  # noqa: F401 - registers `host://` and `local://`
 from .mcp import is_mcp_request
 from .mcp import live_connection

@@ -25,6 +25,20 @@ from flask_babel import gettext as _
 from flask_limiter import RateLimitExceeded
 from werkzeug.exceptions import HTTPException
 
+from flask_webmcp.catalog import Tool
+from flask_webmcp.inputs import input_fields
+from flask_webmcp.mcp import INTERNAL_ERROR
+from flask_webmcp.mcp import RATE_LIMITED
+from flask_webmcp.mcp import MCPEndpoint
+from flask_webmcp.mcp import ProtocolError
+from flask_webmcp.mcp import ToolOutcome
+from flask_webmcp.mcp import requested_tool_call
+from flask_webmcp.result import Status
+from flask_webmcp.result import internal_error
+from flask_webmcp.result import not_connected
+from flask_webmcp.result import rate_limited
+from flask_webmcp.routes import route_roles
+
 from ..clock import site_now
 from ..domain.actions import Action
 from ..domain.actions.agents import connection_for
@@ -35,19 +49,6 @@ from ..storage import AgentConnection
 from ..storage import Storage
 from ..storage import StorageError
 from ..storage.connection import get_db
-from ..webmcp.catalog import Tool
-from ..webmcp.inputs import input_fields
-from ..webmcp.mcp import INTERNAL_ERROR
-from ..webmcp.mcp import RATE_LIMITED
-from ..webmcp.mcp import MCPEndpoint
-from ..webmcp.mcp import ProtocolError
-from ..webmcp.mcp import ToolOutcome
-from ..webmcp.mcp import requested_tool_call
-from ..webmcp.result import Status
-from ..webmcp.result import internal_error
-from ..webmcp.result import not_connected
-from ..webmcp.result import rate_limited
-from ..webmcp.routes import route_roles
 from .addresses import site_url
 from .calls import perform
 from .calls import record

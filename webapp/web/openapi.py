@@ -18,11 +18,12 @@ from flask import jsonify
 from flask_babel import force_locale
 from werkzeug.routing import Rule
 
+from flask_webmcp.result import Status
+from flask_webmcp.routes import RoutedAction
+from flask_webmcp.routes import page_route
+from flask_webmcp.routes import route_roles
+
 from ..domain.catalog import CATALOG
-from ..webmcp.result import Status
-from ..webmcp.routes import RoutedAction
-from ..webmcp.routes import page_route
-from ..webmcp.routes import route_roles
 from .caching import public
 
 bp = Blueprint("openapi", __name__)
@@ -57,9 +58,9 @@ def route_answers(rule: Rule, action: RoutedAction) -> tuple[Status, ...]:
 def openapi_document(app: Flask) -> dict[str, Any]:
     """The OpenAPI 3.1 document of `app`'s routes that run an action."""
     # The generator is only needed by this rarely asked route: import it on first use.
-    from ..webmcp.apidoc import Operation
-    from ..webmcp.apidoc import add_operation
-    from ..webmcp.apidoc import new_spec
+    from flask_webmcp.apidoc import Operation
+    from flask_webmcp.apidoc import add_operation
+    from flask_webmcp.apidoc import new_spec
 
     spec = new_spec("webmcp-events", metadata.version("webmcp-events"), DESCRIPTION)
     for rule, role in route_roles(app):

@@ -13,20 +13,21 @@ from flask.blueprints import BlueprintSetupState
 from flask_babel import gettext as _
 from werkzeug.routing import BaseConverter
 
+from flask_webmcp.negotiation import page_result
+from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.negotiation import wants_json
+from flask_webmcp.negotiation import with_vary
+from flask_webmcp.result import Status
+from flask_webmcp.result import not_found
+from flask_webmcp.routes import page_route
+from flask_webmcp.routes import tool_route
+
 from ..domain.actions import calendars
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
 from ..domain.projections import PENDING_PATH
 from ..domain.schemas import REGISTRATION_ID_SHAPE
 from ..storage.connection import get_db
-from ..webmcp.negotiation import page_result
-from ..webmcp.negotiation import render_post_result
-from ..webmcp.negotiation import wants_json
-from ..webmcp.negotiation import with_vary
-from ..webmcp.result import Status
-from ..webmcp.result import not_found
-from ..webmcp.routes import page_route
-from ..webmcp.routes import tool_route
 from .calls import action_context
 from .calls import run_tool
 from .errors import render_error

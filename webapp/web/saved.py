@@ -7,13 +7,14 @@ from flask import Response
 from flask import render_template
 from flask import url_for
 
+from flask_webmcp.negotiation import page_result
+from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.negotiation import with_vary
+from flask_webmcp.routes import page_route
+from flask_webmcp.routes import tool_route
+
 from ..domain.actions import events as actions
 from ..storage.connection import get_db
-from ..webmcp.negotiation import page_result
-from ..webmcp.negotiation import render_post_result
-from ..webmcp.negotiation import with_vary
-from ..webmcp.routes import page_route
-from ..webmcp.routes import tool_route
 from .calls import action_context
 from .calls import run_tool
 from .visitors import live_visitor

@@ -24,9 +24,10 @@ from zoneinfo import ZoneInfo
 
 from marshmallow import Schema
 
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+
 from ...storage import Storage
-from ...webmcp.result import Status
-from ...webmcp.result import ToolResult
 from ..catalog import CATALOG
 from ..tokens import ReviewTokens
 

@@ -16,11 +16,12 @@ from typing import Any
 
 from flask_babel import gettext as _
 
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import not_found
+
 from ...storage import AgentConnection
 from ...storage import Storage
-from ...webmcp.result import Status
-from ...webmcp.result import ToolResult
-from ...webmcp.result import not_found
 from ..projections import local_time
 from ..schemas import ConnectAgentInput
 from ..schemas import DisconnectAgentInput

@@ -11,11 +11,12 @@ from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
 
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import not_found
+
 from ...storage import EventQuery
 from ...storage import Storage
-from ...webmcp.result import Status
-from ...webmcp.result import ToolResult
-from ...webmcp.result import not_found
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary

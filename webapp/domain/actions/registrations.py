@@ -23,15 +23,16 @@ from zoneinfo import ZoneInfo
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import conflict
+from flask_webmcp.result import not_found
+
 from ...storage import Activity
 from ...storage import Confirmation
 from ...storage import Event
 from ...storage import Registration
 from ...storage import Storage
-from ...webmcp.result import Status
-from ...webmcp.result import ToolResult
-from ...webmcp.result import conflict
-from ...webmcp.result import not_found
 from ..projections import PENDING_PATH
 from ..projections import activity_view
 from ..projections import event_details

@@ -140,3 +140,6 @@ def current_action(default: str = "request") -> str:
     """The name the answers of this request go by (see `tool_route`)."""
     role = current_role()
     return role.name if role else default
+
+__all__ = ["ROLE", "RouteRole", "RoutedAction", "current_action", "current_role", "offering_routes",
+           "page_route", "route_roles", "tool_route"]

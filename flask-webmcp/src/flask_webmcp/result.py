@@ -196,3 +196,6 @@ def not_connected(action: str, address: str) -> ToolResult:
                       "send it as “Authorization: Bearer …”. Do not retry before.")
         % {"address": address},
     )
+
+__all__ = ["Status", "ToolResult", "conflict", "internal_error", "invalid_input", "not_connected",
+           "not_found", "people_only", "rate_limited", "session_expired"]

@@ -211,3 +211,5 @@ def remote_input_schema(tool: Tool) -> Schema:
     return object_schema((control.name, schema, control.required)
                          for control in remote_controls(tool.schema)
                          if (schema := control_schema(control)) is not None)
+
+__all__ = ["DATE_SENTENCE", "expected_input_schema", "remote_input_schema"]

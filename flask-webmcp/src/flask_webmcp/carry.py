@@ -45,3 +45,5 @@ def carried_results() -> CarriedResults:
         raise RuntimeError("no store for carried results: pass WebMCP(carried=...) or call "
                            "webmcp.carry.use_carried_results(app, store)")
     return store
+
+__all__ = ["CarriedResults", "carried_results", "use_carried_results"]

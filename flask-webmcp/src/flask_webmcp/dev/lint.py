@@ -164,6 +164,7 @@ class RenderedPage:
     shows_result: bool  # a template was rendered with a `result` to show
 
 
+#: What `WebMCP(samples=...)` names: a function that renders an app's sample pages.
 Samples = Callable[[Flask], Iterable[RenderedPage]]
 
 
@@ -568,8 +569,11 @@ def is_page(tree: nodes.Template, source: str) -> bool:
 
 
 def template_files(app: Flask, paths: Iterable[Path]) -> Iterator[Path]:
-    """The .html files under `paths`, or under every template folder of the app."""
-    roots = [Path(p) for p in paths] or [Path(folder) for folder in template_folders(app)]
+    """The .html files under `paths`, or under every template folder of the app but the
+    toolkit's own (its macros and partial are checked by its tests, not by every site's)."""
+    own = (Path(__file__).parent.parent / "templates").resolve()
+    roots = [Path(p) for p in paths] or [Path(folder) for folder in template_folders(app)
+                                         if Path(folder).resolve() != own]
     for root in roots:
         if root.is_dir():
             yield from sorted(root.rglob("*.html"))
@@ -661,3 +665,7 @@ def display_path(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd()).as_posix()
     except ValueError:
         return path.as_posix()
+
+__all__ = ["Finding", "Linter", "MAX_PARAM_DESCRIPTION", "MAX_TOOL_DESCRIPTION", "PageRecorder",
+           "RULES", "RULE_CODES", "RenderedPage", "Rule", "Samples", "check_tool_description",
+           "columns"]

@@ -202,3 +202,5 @@ def envelope_json_schema() -> dict[str, Any]:
     APISpec(title="envelope", version="1", openapi_version="3.1.0", plugins=[plugin])
     schema: dict[str, Any] = _converter_of(plugin).schema2jsonschema(EnvelopeSchema)
     return schema
+
+__all__ = ["EnvelopeSchema", "Operation", "add_operation", "envelope_json_schema", "new_spec"]

@@ -507,3 +507,7 @@ def _digest(arguments: dict[str, Any]) -> str:
 def _json(body: dict[str, Any], status: int) -> Response:
     return Response(json.dumps(body, ensure_ascii=False), status=status,
                     mimetype="application/json")
+
+__all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "MCPEndpoint", "METHOD_NOT_FOUND", "ProtocolError",
+           "RATE_LIMITED", "SUPPORTED_VERSIONS", "ToolOutcome", "output_schema",
+           "requested_tool_call"]

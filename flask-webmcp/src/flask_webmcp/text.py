@@ -17,6 +17,8 @@ from typing import Protocol
 from flask import current_app
 from flask import has_app_context
 
+#: A function that translates a message into the language of the request (Flask-Babel's
+#: `gettext`, say).
 Gettext = Callable[[str], str]
 
 
@@ -41,3 +43,5 @@ def N_(message: str) -> str:  # noqa: N802 - gettext's name for it
     """Mark `message` for the message catalog without translating it yet (a constant that
     `_()` translates when it is used)."""
     return message
+
+__all__ = ["Gettext", "N_", "Text"]

@@ -91,3 +91,5 @@ class Catalog:
     def names(self) -> list[str]:
         """Tool names in declaration order."""
         return list(self._tools)
+
+__all__ = ["Catalog", "Hints", "TOOL_NAME_RE", "Tool"]

@@ -5,10 +5,11 @@ its constraints, all read from the field and its validators. The form macro rend
 `expected_input_schema` derives the agent's JSON Schema from the same controls, so the form,
 the validator and the tool schema cannot drift apart.
 
-Field metadata understood here:
+Field metadata understood here (texts may be lazy translations: each is rendered with `str()`
+when the form is built)::
+
     label           text of the <label> (people read it)
     description     toolparamdescription (agents read it)
-    (texts may be lazy translations: each is rendered with `str()` when the form is built)
     input_type      override of the <input type> (e.g. "search")
     widget          "radio" for a radio group (choices may come from the page at render time)
     option_titles   for choices the page supplies: whose words their titles are (e.g.
@@ -225,3 +226,5 @@ def remote_controls(schema: type[Schema] | Schema) -> list[Control]:
         controls.append(Control(name=name, kind="input", label=name, description=str(source),
                                 required=field_obj.required, attrs=_constraints(field_obj)))
     return controls
+
+__all__ = ["Control", "Option", "controls_for", "remote_controls"]

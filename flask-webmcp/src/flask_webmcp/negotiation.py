@@ -191,3 +191,6 @@ def result_from_dict(envelope: dict[str, Any], page_only: dict[str, Any] | None 
         untrusted_fields=tuple(untrusted.get("fields", ())),
         page_only=page_only or {},
     )
+
+__all__ = ["CARRY_KEY", "error_slot_id", "is_partial", "page_result", "render_error_result",
+           "render_post_result", "render_result", "wants_json", "with_vary"]

@@ -295,3 +295,5 @@ class _Parser:
     def class_operand_character(self) -> None:
         if self.class_operand()[0] != "character":
             raise _Invalid
+
+__all__ = ["is_valid_pattern"]

@@ -108,3 +108,6 @@ def load_input(schema: type[Schema], data: Mapping[str, Any],
         return loaded
     except ValidationError as error:
         raise InputError(flatten_messages(error.messages)) from None
+
+__all__ = ["Errors", "InputError", "flatten_messages", "input_fields", "load_input", "read_input",
+           "schema_instance"]

@@ -1,0 +1,201 @@
+"""A bookshop with two WebMCP tools, the smallest site that shows the whole extension.
+
+`find_books` searches (an agent may submit it itself); `order_book` orders copies of a book,
+and only the person may press its button. Each answers a JSON client, an htmx request or a
+browser from the same action, and a POST made without JavaScript is answered with a redirect
+to the page that shows its result. `/mcp` offers the same tools to MCP clients, which may
+search but never order: an order needs the person, on the page. Run it with::
+
+    flask --app bookshop run          # then open http://127.0.0.1:5000/books
+    flask --app bookshop webmcp lint  # with flask-webmcp[dev]: check its templates
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from typing import Any
+
+from flask import Flask
+from flask import abort
+from flask import render_template
+from flask import url_for
+from flask_wtf.csrf import CSRFProtect
+from marshmallow import Schema
+from marshmallow import fields
+from marshmallow import validate
+from werkzeug.wrappers import Response
+
+from flask_webmcp import Catalog
+from flask_webmcp import Tool
+from flask_webmcp import WebMCP
+from flask_webmcp.catalog import Hints
+from flask_webmcp.inputs import InputError
+from flask_webmcp.inputs import input_fields
+from flask_webmcp.inputs import load_input
+from flask_webmcp.inputs import read_input
+from flask_webmcp.mcp import MCPEndpoint
+from flask_webmcp.mcp import ToolOutcome
+from flask_webmcp.negotiation import page_result
+from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.negotiation import render_result
+from flask_webmcp.negotiation import with_vary
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import invalid_input
+from flask_webmcp.result import not_found
+from flask_webmcp.result import people_only
+
+if TYPE_CHECKING:
+    from flask_webmcp.dev.lint import RenderedPage
+
+
+class FindBooksInput(Schema):
+    query = fields.String(validate=validate.Length(max=100),
+                          metadata={"label": "Words", "description": "Words in titles and authors"})
+    genre = fields.String(validate=validate.OneOf(["novel", "poetry"], labels=["Novels", "Poetry"]),
+                          metadata={"label": "Genre", "description": "Kind of book"})
+
+
+class OrderBookInput(Schema):
+    book_id = fields.String(required=True)
+    quantity = fields.Integer(required=True, validate=validate.Range(min=1, max=5),
+                              metadata={"label": "Copies", "description": "How many copies"})
+
+
+CATALOG = Catalog([
+    Tool(name="find_books", title="Find books", schema=FindBooksInput, autosubmit=True,
+         description="Search the shop's books and list the matches.",
+         hints=Hints(read_only=True, idempotent=True, open_world=False)),
+    Tool(name="order_book", title="Order a book", schema=OrderBookInput, autosubmit=False,
+         description="Order the book on this page. The person confirms the order."),
+])
+
+BOOKS = {
+    "dream-red-chamber": {"title": "Dream of the Red Chamber", "author": "Cao Xueqin",
+                          "genre": "novel"},
+    "three-body": {"title": "The Three-Body Problem", "author": "Liu Cixin", "genre": "novel"},
+    "tang-poems": {"title": "Three Hundred Tang Poems", "author": "Sun Zhu", "genre": "poetry"},
+}
+
+
+class CarriedInMemory:
+    """Where a POST's result waits for the page after its redirect: a dict, good for one
+    process. A site with several workers keeps them in its database or cache instead."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, dict[str, Any]] = {}
+
+    def keep(self, carried: dict[str, Any]) -> str:
+        key = secrets.token_urlsafe(16)
+        self.kept[key] = carried
+        return key
+
+    def take(self, key: str) -> dict[str, Any] | None:
+        return self.kept.pop(key, None)
+
+
+@dataclass(frozen=True)
+class Orders:
+    """The orders taken since the app started (a real shop stores them)."""
+
+    placed: list[dict[str, Any]]
+
+
+def find_books(params: dict[str, Any]) -> ToolResult:
+    words = params.get("query", "").lower().split()
+    matches = [{"id": book_id, **book} for book_id, book in BOOKS.items()
+               if all(word in f"{book['title']} {book['author']}".lower() for word in words)
+               and params.get("genre") in (None, book["genre"])]
+    return ToolResult("find_books", Status.SUCCESS, f"Books found: {len(matches)}.",
+                      data={"books": matches, "count": len(matches)})
+
+
+def order_book(params: dict[str, Any], orders: Orders) -> ToolResult:
+    book = BOOKS.get(params["book_id"])
+    if book is None:
+        return not_found("order_book", "There is no such book.", next_action="find_books")
+    orders.placed.append(params)
+    return ToolResult("order_book", Status.SUCCESS,
+                      f"Ordered {params['quantity']} of {book['title']}.",
+                      data={"order": params})
+
+
+def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:
+    """An MCP client's call: a search runs as its form would; an order is the person's."""
+    if tool.name != "find_books":
+        return ToolOutcome.of(people_only(tool.name))
+    try:
+        return ToolOutcome.of(find_books(load_input(FindBooksInput, input_fields(arguments))))
+    except InputError as error:
+        return ToolOutcome.of(invalid_input(tool.name, error.errors))
+
+
+MCP = MCPEndpoint(CATALOG, name="bookshop", version="0.1.0", call_tool=call_tool,
+                  principal=lambda: "anyone")
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """The shop: a catalog of two tools, their forms, and one route for each."""
+    app = Flask(__name__)
+    # A new key each start (sessions end with the process); a real shop sets its own.
+    app.config.update(SECRET_KEY=secrets.token_hex(16), **(config or {}))
+    csrf = CSRFProtect(app)
+    WebMCP(app, CATALOG, carried=CarriedInMemory(), samples="bookshop:sample_pages")
+    orders = app.extensions["bookshop.orders"] = Orders([])
+
+    @app.get("/books")
+    def books() -> Response:
+        """The search form and what it found (every visit is a search)."""
+        try:
+            params = read_input()
+            result = find_books(load_input(FindBooksInput, params))
+        except InputError as error:
+            params, result = {}, invalid_input("find_books", error.errors)
+        return render_result(result, "books.html", "_books.html", values=params)
+
+    @app.get("/books/<book_id>")
+    def book(book_id: str) -> Response:
+        """A book's page with its order form, showing the order just placed if any."""
+        if book_id not in BOOKS:
+            abort(404)
+        return with_vary(render_template("book.html", result=page_result(), book_id=book_id,
+                                         book=BOOKS[book_id], values={}))
+
+    @app.post("/books/<book_id>/order")
+    def order(book_id: str) -> Response:
+        """Order copies of a book: people and agents reach the same action."""
+        params: dict[str, Any] = {}
+        try:
+            params = read_input()
+            result = order_book(load_input(OrderBookInput, params, bound={"book_id": book_id}),
+                                orders)
+        except InputError as error:
+            result = invalid_input("order_book", error.errors)
+        return render_post_result(result, "book.html", "_ordered.html",
+                                  redirect_to=url_for("book", book_id=book_id),
+                                  book_id=book_id, book=BOOKS.get(book_id), values=params)
+
+    @app.post("/mcp")
+    @csrf.exempt  # an MCP client sends no form token (and no cookie to protect)
+    def mcp() -> Response:
+        """The tools for MCP clients (Streamable HTTP, one JSON answer per request)."""
+        return MCP.respond()
+
+    return app
+
+
+def sample_pages(app: Flask) -> list[RenderedPage]:
+    """The pages `flask webmcp lint` and `flask webmcp manifest` read: every template in each
+    state it can show (a fresh copy of the shop, so nothing is ordered in the real one)."""
+    from flask_webmcp.dev.lint import PageRecorder
+
+    visit = PageRecorder(create_app({"TESTING": True, "WTF_CSRF_ENABLED": False}))
+    for url in ("/books", "/books?query=three", "/books?genre=comics", "/books/three-body"):
+        visit.get(url)
+        visit.get(url, headers={"HX-Request": "true"})
+    for quantity in ("9", "2"):
+        visit.post("/books/three-body/order", data={"quantity": quantity},
+                   follow_redirects=True)
+    return visit.pages
