@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test check test-shifted install catalogs translations browser lighthouse nginx services \
-	postgres redis static lint bench wrk clean
+	postgres redis static lint bench wrk docs clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000
 run: install static
@@ -54,6 +54,11 @@ test-shifted: install services static
 	done; \
 	if [ -n "$$failed" ]; then echo "shifted-clock runs failed:$$failed" >&2; exit 1; fi
 
+## flask-webmcp's guide and API reference, into build/docs (every warning and every reference
+## that does not resolve fails it; flask-webmcp/tests/test_docs.py runs it in the suite)
+docs: install
+	$(BIN)/sphinx-build -q -W -n --keep-going -b html flask-webmcp/docs build/docs
+
 ## Benchmarks: print the figures and write them to bench/results/latest.json
 bench: install browser lighthouse services static wrk
 	$(BIN)/python -m bench
@@ -70,7 +75,7 @@ install: $(VENV)/.installed catalogs
 $(VENV)/.installed: setup.cfg pyproject.toml flask-webmcp/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e './flask-webmcp[dev,csrf]' -e '.[test]'
+	$(BIN)/pip install --quiet -e './flask-webmcp[dev,csrf,docs]' -e '.[test]'
 	touch $@
 
 # The message catalogs (webapp/translations/<locale>/LC_MESSAGES/messages.po) are the source;
