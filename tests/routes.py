@@ -26,15 +26,16 @@ SAMPLE_VALUES: dict[str, str] = {
 }
 
 
-def post_routes() -> list[tuple[str, dict[str, Any], str]]:
-    """Every declared POST route: its address, input of the right shape, and its action."""
+def post_routes(human_only: bool | None = None) -> list[tuple[str, dict[str, Any], str]]:
+    """Every declared POST route (or only those for people, or only tools): its address,
+    input of the right shape, and its action."""
     # No database is opened: the app is made only to read its declarations.
     app = create_app({"TESTING": True, "SECRET_KEY": "routes",
                       "DATABASE": str(Path(tempfile.gettempdir()) / "routes-never-opened")})
     addresses = app.url_map.bind("localhost")
     routes = []
     for rule, role in route_roles(app):
-        if "POST" not in (rule.methods or ()):
+        if "POST" not in (rule.methods or ()) or human_only not in (None, role.human_only):
             continue
         assert role.action is not None, f"{rule} takes a POST but runs no action"
         fields = role.action.schema().fields
@@ -47,3 +48,4 @@ def post_routes() -> list[tuple[str, dict[str, Any], str]]:
 
 
 POST_ROUTES = post_routes()
+HUMAN_ONLY_POST_ROUTES = post_routes(human_only=True)

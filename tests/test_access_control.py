@@ -22,9 +22,12 @@ from helpers import Visitor
 from helpers import one
 from helpers import stored_rows
 from helpers import the_jsonld
+from routes import HUMAN_ONLY_POST_ROUTES
 from routes import POST_ROUTES
 
+from flask_webmcp.routes import route_roles
 from webapp.domain.actions.registrations import CONFIRMATION_LIFETIME
+from webapp.domain.catalog import CATALOG
 from webapp.domain.tokens import hash_token
 
 
@@ -171,6 +174,25 @@ def test_human_only_steps_refuse_a_request_marked_as_an_agents(tally, app, owner
         refusals = conn.execute("SELECT action FROM activity WHERE source = 'agent' "
                                 "AND status = 'invalid_input'").fetchall()
     assert len(refusals) == 3 * len(RENDERINGS)  # the person sees what their agent tried
+
+
+def test_each_route_declares_a_tool_or_a_step_for_people(app):
+    """A tool route runs a tool of the catalog, a human route a step the catalog does not
+    offer: the declaration, not a list kept elsewhere, says which."""
+    declared = [(rule.rule, role.action.name, role.human_only) for rule, role in route_roles(app)
+                if role.action is not None]
+    assert [route for route in declared if (route[1] in CATALOG) == route[2]] == []
+    assert sum(human_only for _, _, human_only in declared) == len(HUMAN_ONLY_POST_ROUTES) >= 8
+
+
+@pytest.mark.parametrize(("url", "data", "action"), HUMAN_ONLY_POST_ROUTES)
+def test_every_step_for_people_refuses_a_call_marked_as_an_agents(tally, app, visitor, url,
+                                                                   data, action):
+    """Derived from the declarations: a human route added tomorrow is in this matrix."""
+    for rendering, headers in RENDERINGS.items():
+        with Unchanged(app, tally):
+            response = visitor.post(url, data, headers={**headers, AGENT: "true"})
+        refused(tally, response, rendering, "invalid_input", 403, action)
 
 
 # -- confirmation tokens: bound to visitor, action and target; single-use; five minutes -------

@@ -19,8 +19,8 @@ from flask_webmcp.forms import controls_for
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import with_vary
+from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
-from flask_webmcp.routes import tool_route
 
 from ..domain.actions import agents as actions
 from ..domain.projections import CONNECT_PATH
@@ -52,7 +52,7 @@ def index() -> Response:
                                      **_page_context()))
 
 
-@tool_route(bp, CONNECT_PATH, actions.connect_agent, methods=("POST",))
+@human_route(bp, CONNECT_PATH, actions.connect_agent, methods=("POST",))
 def connect() -> Response:
     """A person connects an agent: its access token is shown once, on the page."""
     result, submitted = run_tool()
@@ -61,7 +61,7 @@ def connect() -> Response:
                               page_context=lambda: _page_context(submitted, result.errors))
 
 
-@tool_route(bp, f"{CONNECT_PATH}/<connection_id>/disconnect", actions.disconnect_agent,
+@human_route(bp, f"{CONNECT_PATH}/<connection_id>/disconnect", actions.disconnect_agent,
             methods=("POST",))
 def disconnect(connection_id: str) -> Response:
     """A person disconnects one of their agents: its token stops working at once."""

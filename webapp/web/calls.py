@@ -30,7 +30,6 @@ from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import Action
 from ..domain.actions import ActionContext
-from ..domain.catalog import CATALOG
 from ..domain.tokens import ReviewTokens
 from ..storage import Activity
 from ..storage import Storage
@@ -70,14 +69,14 @@ def _secret() -> bytes:
     return key if isinstance(key, bytes) else str(key).encode()
 
 
-class ToolCall(NamedTuple):
+class ToolRun(NamedTuple):
     """What a tool call answered, and the input as submitted (to show it again in the form)."""
 
     result: ToolResult
     submitted: dict[str, Any]
 
 
-def run_tool(bound: dict[str, Any] | None = None) -> ToolCall:
+def run_tool(bound: dict[str, Any] | None = None) -> ToolRun:
     """Validate the request's input, run the route's action on it and log the call.
 
     A POST is a write: it needs a live visitor (created on the first write). Values `bound`
@@ -87,12 +86,12 @@ def run_tool(bound: dict[str, Any] | None = None) -> ToolCall:
     """
     role = current_role()
     if role is None or not isinstance(role.action, Action):
-        raise LookupError("run_tool() needs a route declared with tool_route()")
+        raise LookupError("run_tool() needs a route declared with tool_route() or human_route()")
     action = role.action
     source = request_source()
     submitted: dict[str, Any] = {}
     visitor_id = cookie_visitor()
-    if source == "agent" and action.name not in CATALOG:
+    if source == "agent" and role.human_only:
         # The bridge marks only submits of tool forms: a human-only step (a confirm form)
         # marked as an agent's is refused, whoever sent it (docs/design.md §3).
         result = people_only(action.name)
@@ -109,7 +108,7 @@ def run_tool(bound: dict[str, Any] | None = None) -> ToolCall:
             visitor_id = found or visitor_id
     record(Activity(at=site_now(), visitor_id=visitor_id, source=source, action=action.name,
                     status=result.status.word, target_id=result.target))
-    return ToolCall(result, submitted)
+    return ToolRun(result, submitted)
 
 
 def perform(action: Action, submitted: dict[str, Any], source: str,

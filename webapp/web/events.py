@@ -20,6 +20,7 @@ from flask_webmcp.negotiation import wants_json
 from flask_webmcp.negotiation import with_vary
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
+from flask_webmcp.routes import human_route
 from flask_webmcp.routes import tool_route
 
 from ..domain.actions import events as actions
@@ -90,7 +91,7 @@ def save(event_id: str) -> Response:
     return _save_box_answer(event_id, saved=lambda result: result.status is Status.SUCCESS)
 
 
-@tool_route(bp, "/events/<event_id>/unsave", actions.remove_saved_event, methods=("POST",),
+@human_route(bp, "/events/<event_id>/unsave", actions.remove_saved_event, methods=("POST",),
             offers=("save_event",))
 def unsave(event_id: str) -> Response:
     """A person takes the event off their saved list from its page (human-only: no tool)."""

@@ -19,6 +19,7 @@ from flask_webmcp.negotiation import wants_json
 from flask_webmcp.negotiation import with_vary
 from flask_webmcp.result import Status
 from flask_webmcp.result import not_found
+from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 from flask_webmcp.routes import tool_route
 
@@ -98,7 +99,7 @@ def prepare(event_id: str) -> Response:
                               values=submitted, errors=result.errors or {})
 
 
-@tool_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))
+@human_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))
 def confirm() -> Response:
     """A person confirms a prepared registration (human-only: no tool form)."""
     result = run_tool().result
@@ -131,7 +132,7 @@ def prepare_cancellation() -> Response:
                               values=submitted, errors=result.errors or {})
 
 
-@tool_route(bp, "/registrations/<registration_id>/cancel", actions.confirm_cancellation,
+@human_route(bp, "/registrations/<registration_id>/cancel", actions.confirm_cancellation,
             methods=("POST",), offers=("prepare_registration_cancellation",))
 def confirm_cancellation(registration_id: str) -> Response:
     """A person confirms a cancellation (human-only); repeating it changes nothing."""
@@ -142,7 +143,7 @@ def confirm_cancellation(registration_id: str) -> Response:
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
 
 
-@tool_route(bp, "/registrations/calendar", calendars.make_calendar_feed, methods=("POST",))
+@human_route(bp, "/registrations/calendar", calendars.make_calendar_feed, methods=("POST",))
 def make_calendar_feed() -> Response:
     """A person makes (or replaces) their private calendar address: shown once, on the page."""
     result = run_tool().result
@@ -151,7 +152,7 @@ def make_calendar_feed() -> Response:
                               page_context=_index_context, values={}, errors={})
 
 
-@tool_route(bp, "/registrations/calendar/stop", calendars.stop_calendar_feed,
+@human_route(bp, "/registrations/calendar/stop", calendars.stop_calendar_feed,
             methods=("POST",))
 def stop_calendar_feed() -> Response:
     """A person stops their calendar address: calendars subscribed to it get nothing more."""

@@ -10,8 +10,8 @@ from flask import url_for
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import with_vary
+from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
-from flask_webmcp.routes import tool_route
 
 from ..domain.actions import events as actions
 from ..storage.connection import get_db
@@ -31,7 +31,7 @@ def index() -> Response:
         events=actions.saved_events(db, action_context(live_visitor(db)))))
 
 
-@tool_route(bp, "/saved/<event_id>/remove", actions.remove_saved_event, methods=("POST",))
+@human_route(bp, "/saved/<event_id>/remove", actions.remove_saved_event, methods=("POST",))
 def remove(event_id: str) -> Response:
     """Take an event off the list."""
     result = run_tool(bound={"event_id": event_id}).result

@@ -127,7 +127,7 @@ class ToolOutcome:
                    review_message)
 
 
-class ToolCall(NamedTuple):
+class RequestedCall(NamedTuple):
     """The `tools/call` a request's body carries (read before the endpoint runs, e.g. by
     rate limits): the tool's name, its arguments, and whether it retries an earlier call."""
 
@@ -427,7 +427,7 @@ class MCPEndpoint:
                 "_meta": {SERVER_INFO_META: self._server_info()}}
 
 
-def requested_tool_call() -> ToolCall | None:
+def requested_tool_call() -> RequestedCall | None:
     """The `tools/call` the current request's body carries, or None (read leniently: the
     endpoint checks the message when it runs)."""
     message = _raw_message()
@@ -437,7 +437,7 @@ def requested_tool_call() -> ToolCall | None:
     name, arguments = params.get("name"), params.get("arguments") or {}
     if not isinstance(name, str) or not isinstance(arguments, dict):
         return None
-    return ToolCall(name, arguments, params.get("requestState") is not None)
+    return RequestedCall(name, arguments, params.get("requestState") is not None)
 
 
 @functools.cache

@@ -55,18 +55,29 @@ class RoutedAction(Protocol):
 @dataclass(frozen=True)
 class RouteRole:
     """What one route does: the action it runs (None for a page that only shows forms), the
-    name its answers go by, and the tools whose forms its page or partial shows."""
+    name its answers go by, the tools whose forms its page or partial shows, and whether its
+    action is for people only (a step no agent is offered, such as a confirm form)."""
 
     name: str
     action: RoutedAction | None
     offers: tuple[str, ...]
+    human_only: bool = False
 
 
 def tool_route(bp: Blueprint, rule: str, action: RoutedAction, *,
                methods: Iterable[str] = ("GET",), offers: Iterable[str] = ()
                ) -> Callable[[View], View]:
-    """Route `rule` to the decorated view, which runs `action` (a tool or a human-only step)."""
+    """Route `rule` to the decorated view, which runs `action`, a tool of the catalog."""
     return _route(bp, rule, RouteRole(action.name, action, tuple(offers)), methods)
+
+
+def human_route(bp: Blueprint, rule: str, action: RoutedAction, *,
+                methods: Iterable[str] = ("POST",), offers: Iterable[str] = ()
+                ) -> Callable[[View], View]:
+    """Route `rule` to the decorated view, which runs `action`, a step for people only (no
+    tool of the catalog: its form carries no `toolname`, and an agent's call is refused)."""
+    return _route(bp, rule, RouteRole(action.name, action, tuple(offers), human_only=True),
+                  methods)
 
 
 def page_route(bp: Blueprint, rule: str, name: str, *, offers: Iterable[str] = ()
@@ -141,5 +152,5 @@ def current_action(default: str = "request") -> str:
     role = current_role()
     return role.name if role else default
 
-__all__ = ["ROLE", "RouteRole", "RoutedAction", "current_action", "current_role", "offering_routes",
-           "page_route", "route_roles", "tool_route"]
+__all__ = ["ROLE", "RouteRole", "RoutedAction", "current_action", "current_role", "human_route",
+           "offering_routes", "page_route", "route_roles", "tool_route"]
