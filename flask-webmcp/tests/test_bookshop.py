@@ -126,7 +126,14 @@ def test_a_post_without_the_form_token_is_refused(app, client):
     assert app.extensions["bookshop.orders"].placed == []
 
 
-def test_the_templates_lint_clean():
+def test_the_templates_lint_clean(webmcp_lint):
+    """With the extension's pytest plugin, as any app's suite may do it."""
+    report = webmcp_lint(create_app())
+    assert report.findings == [], report
+    assert report.templates == 5 and report.pages >= 10
+
+
+def test_the_lint_command_says_the_same():
     result = create_app().test_cli_runner().invoke(args=["webmcp", "lint"])
     assert result.exit_code == 0, result.output
     assert re.search(r"\d+ templates, [1-9]\d* sample pages: no findings", result.output)

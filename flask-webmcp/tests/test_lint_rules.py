@@ -47,6 +47,15 @@ def test_each_rule_fires_on_its_fixture(fixture):
     assert all(found["path"].endswith(fixture.name) for found in findings(output))
 
 
+def test_the_pytest_fixture_reports_what_the_command_prints(webmcp_lint):
+    fixture = FIXTURES / "WMCP006_control_without_label.html"
+    report = webmcp_lint(lint_shop.create_app(), fixture)
+    assert [(finding.code, finding.line) for finding in report.findings] == [
+        ("WMCP014", 3), ("WMCP006", 4)]
+    printed = [line for line in lint(str(fixture))[1].splitlines() if FINDING.match(line)]
+    assert str(report).splitlines() == [*printed, "1 templates, 0 sample pages: 2 findings"]
+
+
 def test_every_rule_has_a_fixture_and_a_rationale():
     assert {path.name[:7] for path in FIXTURES.glob("WMCP*.html")} == RULE_CODES
     assert all(rule.finds and rule.rationale for rule in RULES)
