@@ -78,12 +78,14 @@ $(VENV)/.installed: setup.cfg pyproject.toml flask-webmcp/pyproject.toml
 	$(BIN)/pip install --quiet -e './flask-webmcp[dev,csrf,docs]' -e '.[test]'
 	touch $@
 
-# The message catalogs (webapp/translations/<locale>/LC_MESSAGES/messages.po) are the source;
-# the .mo files the site loads are built from them (and not committed).
-CATALOGS = $(wildcard webapp/translations/*/LC_MESSAGES/messages.po)
+# The message catalogs (webapp/translations/<locale>/LC_MESSAGES/messages.po, and the
+# toolkit's own, flask-webmcp/src/flask_webmcp/translations/<locale>/LC_MESSAGES/
+# flask_webmcp.po) are the source; the .mo files loaded are built from them (not committed).
+CATALOGS = $(wildcard webapp/translations/*/LC_MESSAGES/messages.po) \
+           $(wildcard flask-webmcp/src/flask_webmcp/translations/*/LC_MESSAGES/flask_webmcp.po)
 catalogs: $(CATALOGS:.po=.mo)
 
-%/LC_MESSAGES/messages.mo: %/LC_MESSAGES/messages.po $(VENV)/.installed
+%.mo: %.po $(VENV)/.installed
 	$(BIN)/pybabel compile --statistics -i $< -o $@
 
 ## After changing people-facing text: extract it and merge it into every catalog (then
@@ -94,6 +96,10 @@ translations: $(VENV)/.installed
 	    --sort-by-file --no-wrap -c Translators: -o build/messages.pot .
 	$(BIN)/pybabel update -i build/messages.pot -d webapp/translations \
 	    --no-wrap --ignore-obsolete
+	$(BIN)/pybabel extract -F flask-webmcp/babel.cfg --add-location=file --sort-by-file \
+	    --no-wrap -c Translators: --project flask-webmcp -o build/flask_webmcp.pot flask-webmcp
+	$(BIN)/pybabel update -i build/flask_webmcp.pot -D flask_webmcp \
+	    -d flask-webmcp/src/flask_webmcp/translations --no-wrap --ignore-obsolete
 
 # Debian's Chromium drives the WebMCP browser tests; Playwright never downloads a browser here.
 # fonts-noto-cjk: without a CJK font the browsers draw Chinese as boxes (screenshots, Lighthouse).

@@ -23,7 +23,6 @@ from typing import Any
 from flask import Flask
 from flask import redirect
 from flask import url_for
-from flask_babel import gettext
 from werkzeug.wrappers import Response
 
 from . import config
@@ -90,7 +89,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     # A form's result waits for the page after its redirect in the database, never in the
     # readable session cookie: it may hold a secret shown once.
-    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages", gettext=gettext,
+    WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages",
            carried=carried.StoredResults())
     assets.init_app(app)
     compression.init_app(app)

@@ -30,7 +30,8 @@ from .forms import Control
 from .forms import controls_for
 from .negotiation import error_slot_id
 from .negotiation import is_partial
-from .text import Gettext
+from .text import LocaleSelector
+from .text import flask_babel_locale
 
 
 class WebMCP:
@@ -38,30 +39,31 @@ class WebMCP:
 
     `samples` names the function (``"package.module:function"``) that renders the site's
     sample pages for the linter and the manifest; it is imported only by those commands.
-    `gettext` translates the toolkit's own few sentences into the language of the request
-    (see `text`); without it they stay English. `carried` is the server-side store a POST's
+    `locale` names the language of the request for the toolkit's own few sentences, which
+    its own catalog translates (see `text`); by default it is Flask-Babel's, when the app
+    uses it, and without one they stay English. `carried` is the server-side store a POST's
     result waits in for the page its redirect lands on (see `carry`); an app that answers
     POSTs with `render_post_result` needs one.
     """
 
     def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
-                 samples: str | None = None, gettext: Gettext | None = None,
+                 samples: str | None = None, locale: LocaleSelector | None = None,
                  carried: CarriedResults | None = None):
         self.catalog = catalog
         self.samples = samples
-        self.gettext = gettext
+        self.locale = locale
         self.carried = carried
         if app is not None and catalog is not None:
-            self.init_app(app, catalog, samples, gettext, carried)
+            self.init_app(app, catalog, samples, locale, carried)
 
     def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None,
-                 gettext: Gettext | None = None, carried: CarriedResults | None = None
+                 locale: LocaleSelector | None = None, carried: CarriedResults | None = None
                  ) -> None:
         """Attach to `app`: templates under `webmcp/`, helpers for forms and results, the
         store of carried results, and the `flask webmcp` commands."""
         self.catalog = catalog
         self.samples = samples
-        self.gettext = gettext or self.gettext
+        self.locale = locale or self.locale or flask_babel_locale
         self.carried = carried or self.carried
         app.extensions["webmcp"] = self
         if self.carried is not None:
