@@ -80,7 +80,9 @@ $(VENV)/.installed: setup.cfg pyproject.toml flask-webmcp/pyproject.toml
 
 # The message catalogs (webapp/translations/<locale>/LC_MESSAGES/messages.po, and the
 # toolkit's own, flask-webmcp/src/flask_webmcp/translations/<locale>/LC_MESSAGES/
-# flask_webmcp.po) are the source; the .mo files loaded are built from them (not committed).
+# flask_webmcp.po) are the source; the .mo files loaded are built from them. The site's are
+# not committed (its wheel compiles them, setup.py); the toolkit's are, as WTForms ships its
+# own, so its wheel needs no build step (its tests fail when one is stale).
 CATALOGS = $(wildcard webapp/translations/*/LC_MESSAGES/messages.po) \
            $(wildcard flask-webmcp/src/flask_webmcp/translations/*/LC_MESSAGES/flask_webmcp.po)
 catalogs: $(CATALOGS:.po=.mo)

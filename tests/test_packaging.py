@@ -86,7 +86,7 @@ def test_a_plain_install_serves_the_site(tmp_path):
         # The compiled catalogs came along: the Chinese pages are in Chinese.
         chinese = visitor.request("GET", "/zh-TW/events")
         assert '<html lang="zh-Hant-TW">' in chinese.text and "近期活動" in chinese.text
-        # And the toolkit's, which its wheel compiled: its sentences are in Chinese too.
+        # And the toolkit's own catalog came along in its wheel: its sentences are in Chinese too.
         refused = visitor.request("GET", "/zh-TW/events?price=x", headers=JSON).json()
         assert refused["message"] == "部分輸入不正確；請看各欄位的錯誤說明。"
         found = visitor.request("GET", "/events?query=webmcp", headers=JSON).json()
