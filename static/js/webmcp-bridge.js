@@ -337,10 +337,17 @@
     event.preventDefault();
     event.stopPropagation(); // htmx must not send it a second time
 
-    var request = requestFor(form, event.submitter);
+    // Nothing may throw between preventDefault() and respondWith(): the browser would end the
+    // call as the site's programming error, unanswered. So the request is built inside the
+    // answer, where a failure (a submitter the form no longer owns, say) is still answered.
+    var submitter = event.submitter;
+    var request = null;
     var shown = false;
     form.setAttribute("aria-busy", "true");
-    event.respondWith(fetch(request.url, request.init).then(function (response) {
+    event.respondWith(Promise.resolve().then(function () {
+      request = requestFor(form, submitter);
+      return fetch(request.url, request.init);
+    }).then(function (response) {
       return response.text().then(function (html) {
         var result = readResult(html);
         // The page first shows what the answer describes; a failed swap still answers.
@@ -359,7 +366,7 @@
       form.removeAttribute("aria-busy");
       // After the answer has gone (respondWith's reaction runs first).
       setTimeout(function () {
-        if (shown) { pushHistory(form, request); }
+        if (shown && request) { pushHistory(form, request); }
       }, 0);
     }));
   }, true);
