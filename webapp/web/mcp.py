@@ -1,8 +1,9 @@
 """`/mcp`: the catalog's five tools for agents outside a WebMCP browser (MCP clients).
 
-The toolkit speaks the protocol (`webmcp.mcp`); this module says what a call does on this
-site: it runs the same action as the tool's route (`calls.perform`: the same schema, the
-same rules, the activity log, with source "mcp"), acting for the visitor whose agent it is.
+The extension speaks the protocol (`flask_webmcp.mcp`); this module says what a call does on
+this site: it runs the same action as the tool's route, through the same pipeline
+(`calls.CALLS`: the same schema, the same rules, the activity log, with source "mcp"), acting
+for the visitor whose agent it is.
 A person connects an agent on the human-only page `CONNECT_PATH`, which gives it an access
 token the agent sends as `Authorization: Bearer …`; reading needs none. Cookies are never
 read here, so no other site can act for a visitor through their browser (the endpoint needs
@@ -37,21 +38,17 @@ from flask_webmcp.result import Status
 from flask_webmcp.result import internal_error
 from flask_webmcp.result import not_connected
 from flask_webmcp.result import rate_limited
-from flask_webmcp.routes import route_roles
+from flask_webmcp.routes import tool_actions
 
 from ..clock import site_now
-from ..domain.actions import Action
 from ..domain.actions.agents import connection_for
 from ..domain.catalog import CATALOG
 from ..domain.projections import CONNECT_PATH
-from ..storage import Activity
 from ..storage import AgentConnection
-from ..storage import Storage
 from ..storage import StorageError
 from ..storage.connection import get_db
 from .addresses import site_url
-from .calls import perform
-from .calls import record
+from .calls import CALLS
 from .errors import window
 from .visitors import SessionExpired
 from .visitors import keep_alive
@@ -80,40 +77,28 @@ def connect_url() -> str:
     return site_url() + CONNECT_PATH
 
 
-def tool_actions() -> dict[str, Action]:
-    """Each tool's action, as its routes declare it (`tool_route`): the one thing a call of
-    the tool runs, from a page or from here."""
-    found: dict[str, Action] = current_app.extensions.setdefault("webmcp.tool_actions", {})
-    if not found:
-        for _rule, role in route_roles(current_app):
-            if isinstance(role.action, Action) and role.action.name in CATALOG:
-                found[role.action.name] = role.action
-    return found
-
-
 def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:
     """Run `tool` for the agent of this request: as its route would, for the visitor who
     connected the agent (writes need one; reads need nobody)."""
-    action = tool_actions()[tool.name]
+    action = tool_actions(current_app)[tool.name]
     writes = not tool.hints.read_only
     try:
         connection = _connection()
     except StorageError:
         current_app.logger.exception("could not read the agent connection")
         return ToolOutcome.of(internal_error(tool.name))
+    owner = connection.visitor_id if connection else None
 
-    def visitor(db: Storage) -> str | None:
-        if connection is None:
+    def visitor() -> str | None:
+        if owner is None:
             if writes:
                 raise SessionExpired
             return None
-        return keep_alive(db, connection.visitor_id) if writes else connection.visitor_id
+        return keep_alive(get_db(), owner) if writes else owner
 
-    result, found = perform(action, input_fields(arguments), SOURCE, visitor,
-                            expired=lambda name: not_connected(name, connect_url()))
-    owner = found or (connection.visitor_id if connection else None)
-    record(Activity(at=site_now(), visitor_id=owner, source=SOURCE, action=tool.name,
-                    status=result.status.word, target_id=result.target))
+    result = CALLS.call(action, input_fields(arguments), source=SOURCE, acting_for=visitor,
+                        asker=owner, gone=lambda name: not_connected(name, connect_url())
+                        ).result
     if result.status is Status.CONFIRMATION_REQUIRED and result.data:
         return ToolOutcome.of(result, review_url=result.data["reviewUrl"],
                               review_message=_("Review it on this site, in the browser you "

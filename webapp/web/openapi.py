@@ -18,8 +18,8 @@ from flask import jsonify
 from flask_babel import force_locale
 from werkzeug.routing import Rule
 
+from flask_webmcp.actions import Action
 from flask_webmcp.result import Status
-from flask_webmcp.routes import RoutedAction
 from flask_webmcp.routes import page_route
 from flask_webmcp.routes import route_roles
 
@@ -43,7 +43,7 @@ DESCRIPTION = (
     "at /registrations/pending in their own browser.")
 
 
-def route_answers(rule: Rule, action: RoutedAction) -> tuple[Status, ...]:
+def route_answers(rule: Rule, action: Action[Any]) -> tuple[Status, ...]:
     """Every status a route can answer: its action's, and those of any call of its kind."""
     # Every request spends a budget of its client's (web/limits.py), reads included.
     answers = [*action.answers, Status.INVALID_INPUT, Status.RATE_LIMITED,

@@ -10,13 +10,15 @@ from datetime import timedelta
 from flask import current_app
 from flask import session
 
+from flask_webmcp.calls import PrincipalGone
+
 from ..clock import site_now
 from ..storage import Storage
 
 VISITOR_KEY = "visitor"
 
 
-class SessionExpired(Exception):
+class SessionExpired(PrincipalGone):
     """The visitor's session ended; a person must reload the page and start again."""
 
 

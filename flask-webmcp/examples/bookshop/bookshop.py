@@ -19,6 +19,7 @@ from typing import Any
 
 from flask import Flask
 from flask import abort
+from flask import current_app
 from flask import render_template
 from flask import url_for
 from flask_wtf.csrf import CSRFProtect
@@ -30,11 +31,10 @@ from werkzeug.wrappers import Response
 from flask_webmcp import Catalog
 from flask_webmcp import Tool
 from flask_webmcp import WebMCP
+from flask_webmcp.actions import Action
+from flask_webmcp.calls import Calls
 from flask_webmcp.catalog import Hints
-from flask_webmcp.inputs import InputError
 from flask_webmcp.inputs import input_fields
-from flask_webmcp.inputs import load_input
-from flask_webmcp.inputs import read_input
 from flask_webmcp.mcp import MCPEndpoint
 from flask_webmcp.mcp import ToolOutcome
 from flask_webmcp.negotiation import page_result
@@ -43,9 +43,11 @@ from flask_webmcp.negotiation import render_result
 from flask_webmcp.negotiation import with_vary
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
-from flask_webmcp.result import invalid_input
 from flask_webmcp.result import not_found
 from flask_webmcp.result import people_only
+from flask_webmcp.routes import page_route
+from flask_webmcp.routes import tool_actions
+from flask_webmcp.routes import tool_route
 
 if TYPE_CHECKING:
     from flask_webmcp.dev.lint import RenderedPage
@@ -97,39 +99,52 @@ class CarriedInMemory:
 
 
 @dataclass(frozen=True)
-class Orders:
-    """The orders taken since the app started (a real shop stores them)."""
+class Shop:
+    """The books on sale and the orders taken since the app started (a real shop stores
+    them)."""
 
-    placed: list[dict[str, Any]]
+    books: dict[str, dict[str, str]]
+    orders: list[dict[str, Any]]
 
 
-def find_books(params: dict[str, Any]) -> ToolResult:
+@CATALOG.action("find_books", answers=(Status.SUCCESS,))
+def find_books(shop: Shop, params: dict[str, Any]) -> ToolResult:
+    """The books whose title or author holds every word, of the genre asked for."""
     words = params.get("query", "").lower().split()
-    matches = [{"id": book_id, **book} for book_id, book in BOOKS.items()
+    matches = [{"id": book_id, **book} for book_id, book in shop.books.items()
                if all(word in f"{book['title']} {book['author']}".lower() for word in words)
                and params.get("genre") in (None, book["genre"])]
     return ToolResult("find_books", Status.SUCCESS, f"Books found: {len(matches)}.",
                       data={"books": matches, "count": len(matches)})
 
 
-def order_book(params: dict[str, Any], orders: Orders) -> ToolResult:
-    book = BOOKS.get(params["book_id"])
+@CATALOG.action("order_book", answers=(Status.SUCCESS, Status.NOT_FOUND), creates=True)
+def order_book(shop: Shop, params: dict[str, Any]) -> ToolResult:
+    """Order copies of a book."""
+    book = shop.books.get(params["book_id"])
     if book is None:
         return not_found("order_book", "There is no such book.", next_action="find_books")
-    orders.placed.append(params)
+    shop.orders.append(params)
     return ToolResult("order_book", Status.SUCCESS,
                       f"Ordered {params['quantity']} of {book['title']}.",
                       data={"order": params})
 
 
+def run_in_shop(action: Action[Any], params: dict[str, Any], principal: str | None,
+                source: str) -> ToolResult:
+    """How a call runs here: the action with the app's shop (nobody signs in)."""
+    return action.run(current_app.extensions["bookshop"], params)
+
+
+CALLS = Calls(execute=run_in_shop)
+
+
 def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:
     """An MCP client's call: a search runs as its form would; an order is the person's."""
-    if tool.name != "find_books":
+    if not tool.hints.read_only:
         return ToolOutcome.of(people_only(tool.name))
-    try:
-        return ToolOutcome.of(find_books(load_input(FindBooksInput, input_fields(arguments))))
-    except InputError as error:
-        return ToolOutcome.of(invalid_input(tool.name, error.errors))
+    action = tool_actions(current_app)[tool.name]
+    return ToolOutcome.of(CALLS.call(action, input_fields(arguments), source="mcp").result)
 
 
 MCP = MCPEndpoint(CATALOG, name="bookshop", version="0.1.0", call_tool=call_tool,
@@ -143,39 +158,31 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(SECRET_KEY=secrets.token_hex(16), **(config or {}))
     csrf = CSRFProtect(app)
     WebMCP(app, CATALOG, carried=CarriedInMemory(), samples="bookshop:sample_pages")
-    orders = app.extensions["bookshop.orders"] = Orders([])
+    shop = app.extensions["bookshop"] = Shop(dict(BOOKS), [])
 
-    @app.get("/books")
+    @tool_route(app, "/books", find_books, offers=("find_books",))
     def books() -> Response:
         """The search form and what it found (every visit is a search)."""
-        try:
-            params = read_input()
-            result = find_books(load_input(FindBooksInput, params))
-        except InputError as error:
-            params, result = {}, invalid_input("find_books", error.errors)
-        return render_result(result, "books.html", "_books.html", values=params)
+        result, submitted = CALLS.route_call()
+        return render_result(result, "books.html", "_books.html", values=submitted)
 
-    @app.get("/books/<book_id>")
+    @page_route(app, "/books/<book_id>", "book", offers=("order_book",))
     def book(book_id: str) -> Response:
         """A book's page with its order form, showing the order just placed if any."""
-        if book_id not in BOOKS:
+        if book_id not in shop.books:
             abort(404)
         return with_vary(render_template("book.html", result=page_result(), book_id=book_id,
-                                         book=BOOKS[book_id], values={}))
+                                         book=shop.books[book_id], values={}))
 
-    @app.post("/books/<book_id>/order")
+    @tool_route(app, "/books/<book_id>/order", order_book, methods=("POST",),
+                offers=("order_book",))
     def order(book_id: str) -> Response:
         """Order copies of a book: people and agents reach the same action."""
-        params: dict[str, Any] = {}
-        try:
-            params = read_input()
-            result = order_book(load_input(OrderBookInput, params, bound={"book_id": book_id}),
-                                orders)
-        except InputError as error:
-            result = invalid_input("order_book", error.errors)
+        result, submitted = CALLS.route_call(bound={"book_id": book_id})
         return render_post_result(result, "book.html", "_ordered.html",
                                   redirect_to=url_for("book", book_id=book_id),
-                                  book_id=book_id, book=BOOKS.get(book_id), values=params)
+                                  book_id=book_id, book=shop.books.get(book_id),
+                                  values=submitted)
 
     @app.post("/mcp")
     @csrf.exempt  # an MCP client sends no form token (and no cookie to protect)

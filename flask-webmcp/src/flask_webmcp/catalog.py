@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from marshmallow import Schema
 
+from .actions import Action
+from .actions import Run
+from .actions import declare_action
+from .result import Status
 from .text import Text
 from .text import _
 
@@ -91,5 +96,11 @@ class Catalog:
     def names(self) -> list[str]:
         """Tool names in declaration order."""
         return list(self._tools)
+
+    def action(self, name: str, *, answers: Iterable[Status], creates: bool = False
+               ) -> Callable[[Run], Action[Run]]:
+        """Declare the decorated function as the action of tool `name`, whose input is the
+        tool's schema; `answers` are the statuses it can answer."""
+        return declare_action(name, self[name].schema, answers, creates=creates)
 
 __all__ = ["Catalog", "Hints", "TOOL_NAME_RE", "Tool"]

@@ -17,18 +17,16 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from typing import Protocol
 from typing import TypeVar
 
 from flask import Blueprint
 from flask import Flask
 from flask import current_app
 from flask import request
-from marshmallow import Schema
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Rule
 
-from .result import Status
+from .actions import Action
 
 # Where a view keeps its declaration.
 ROLE = "webmcp_route_role"
@@ -36,57 +34,50 @@ ROLE = "webmcp_route_role"
 View = TypeVar("View", bound=Callable[..., Any])
 
 
-class RoutedAction(Protocol):
-    """What a route needs to know of the action it runs."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def schema(self) -> type[Schema]: ...
-
-    @property
-    def answers(self) -> tuple[Status, ...]: ...
-
-    @property
-    def creates(self) -> bool: ...
-
-
 @dataclass(frozen=True)
 class RouteRole:
     """What one route does: the action it runs (None for a page that only shows forms), the
-    name its answers go by, the tools whose forms its page or partial shows, and whether its
-    action is for people only (a step no agent is offered, such as a confirm form)."""
+    name its answers go by, and the tools whose forms its page or partial shows."""
 
     name: str
-    action: RoutedAction | None
+    action: Action[Any] | None
     offers: tuple[str, ...]
-    human_only: bool = False
+
+    @property
+    def human_only(self) -> bool:
+        """Whether its action is for people only (a step no agent is offered, such as a
+        confirm form)."""
+        return self.action is not None and self.action.human_only
 
 
-def tool_route(bp: Blueprint, rule: str, action: RoutedAction, *,
+def tool_route(bp: Blueprint | Flask, rule: str, action: Action[Any], *,
                methods: Iterable[str] = ("GET",), offers: Iterable[str] = ()
                ) -> Callable[[View], View]:
     """Route `rule` to the decorated view, which runs `action`, a tool of the catalog."""
+    if action.human_only:
+        raise TypeError(f"{action.name} is for people only: declare its route with "
+                        "human_route()")
     return _route(bp, rule, RouteRole(action.name, action, tuple(offers)), methods)
 
 
-def human_route(bp: Blueprint, rule: str, action: RoutedAction, *,
+def human_route(bp: Blueprint | Flask, rule: str, action: Action[Any], *,
                 methods: Iterable[str] = ("POST",), offers: Iterable[str] = ()
                 ) -> Callable[[View], View]:
     """Route `rule` to the decorated view, which runs `action`, a step for people only (no
     tool of the catalog: its form carries no `toolname`, and an agent's call is refused)."""
-    return _route(bp, rule, RouteRole(action.name, action, tuple(offers), human_only=True),
-                  methods)
+    if not action.human_only:
+        raise TypeError(f"{action.name} is a tool: declare its route with tool_route(), or "
+                        "declare the action with human_action()")
+    return _route(bp, rule, RouteRole(action.name, action, tuple(offers)), methods)
 
 
-def page_route(bp: Blueprint, rule: str, name: str, *, offers: Iterable[str] = ()
+def page_route(bp: Blueprint | Flask, rule: str, name: str, *, offers: Iterable[str] = ()
                ) -> Callable[[View], View]:
     """Route `rule` to a page that runs no action; its error answers go by `name`."""
     return _route(bp, rule, RouteRole(name, None, tuple(offers)), ("GET",))
 
 
-def _route(bp: Blueprint, rule: str, role: RouteRole, methods: Iterable[str]
+def _route(bp: Blueprint | Flask, rule: str, role: RouteRole, methods: Iterable[str]
            ) -> Callable[[View], View]:
     def register(view: View) -> View:
         setattr(view, ROLE, role)
@@ -130,6 +121,13 @@ def offering_routes(app: Flask) -> dict[str, list[str]]:
     return offered
 
 
+def tool_actions(app: Flask) -> dict[str, Action[Any]]:
+    """tool name -> its action, as the routes declare it (`tool_route`): the one thing a call
+    of the tool runs, from a page or over MCP."""
+    return {role.action.name: role.action for _rule, role in route_roles(app)
+            if role.action is not None and not role.action.human_only}
+
+
 def current_role() -> RouteRole | None:
     """The role of the route handling this request.
 
@@ -152,5 +150,5 @@ def current_action(default: str = "request") -> str:
     role = current_role()
     return role.name if role else default
 
-__all__ = ["ROLE", "RouteRole", "RoutedAction", "current_action", "current_role", "human_route",
-           "offering_routes", "page_route", "route_roles", "tool_route"]
+__all__ = ["ROLE", "RouteRole", "current_action", "current_role", "human_route",
+           "offering_routes", "page_route", "route_roles", "tool_actions", "tool_route"]

@@ -1,34 +1,30 @@
-"""The site's actions: one function per tool or human-only step, `action(db, params, ctx)`.
+"""The site's actions: one function per tool or human-only step, `run(db, params, ctx)`.
 
-A route loads the input with the action's schema and calls the action; the action applies the
+A route (or the MCP endpoint) calls the action through the extension's pipeline
+(`web.calls`): the input is loaded with the action's schema, and the action applies the
 business rules through the storage layer and answers with a ToolResult. People and agents
 reach the same action: `ctx.source` is recorded in the activity log, never consulted.
 
-Each action is declared with `@action(name, answers=...)`: its name (a tool of the catalog or
-a human-only step) and the statuses it can answer, so the routes, the OpenAPI document and the
-error answers all learn them from here.
+A tool's action is declared with `@CATALOG.action(name, answers=...)`, a step only people
+take with `@human_action(name, schema=..., answers=...)`: the statuses each can answer are
+declared there, so the routes, the OpenAPI document and the error answers learn them from it.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
-from dataclasses import replace
 from datetime import datetime
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from marshmallow import Schema
-
-from flask_webmcp.result import Status
+from flask_webmcp.actions import Action
 from flask_webmcp.result import ToolResult
 
 from ...storage import Storage
-from ..catalog import CATALOG
 from ..tokens import ReviewTokens
 
 
@@ -57,37 +53,6 @@ class ActionContext:
         return self.site_address()
 
 
-ActionFunction = Callable[[Storage, dict[str, Any], ActionContext], ToolResult]
-
-
-@dataclass(frozen=True)
-class Action:
-    """An action with what callers need to know of it: its name, the schema of its input,
-    the statuses it answers (beyond the ones every call may meet, such as invalid_input), and
-    whether its success creates something (HTTP 201)."""
-
-    name: str
-    run: ActionFunction
-    schema: type[Schema]
-    answers: tuple[Status, ...]
-    creates: bool = False
-
-    def __call__(self, db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
-        result = self.run(db, params, ctx)
-        if self.creates and result.status is Status.SUCCESS:
-            return replace(result, http_status=201)
-        return result
-
-
-def action(name: str, answers: Iterable[Status], schema: type[Schema] | None = None,
-           creates: bool = False) -> Callable[[ActionFunction], Action]:
-    """Declare an action: a tool takes its schema from the catalog, a human-only step names
-    its own."""
-
-    def declare(run: ActionFunction) -> Action:
-        if schema is None and name not in CATALOG:
-            raise ValueError(f"{name} is not a tool of the catalog: give its schema")
-        return Action(name=name, run=run, schema=schema or CATALOG[name].schema,
-                      answers=tuple(answers), creates=creates)
-
-    return declare
+SiteAction = Action[Callable[[Storage, dict[str, Any], ActionContext], ToolResult]]
+"""An action of this site: `run(db, params, ctx)` with the storage, the input the action's
+schema loaded, and the context of the call."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from flask_babel import gettext as _
 
+from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
 from flask_webmcp.result import not_found
@@ -27,7 +28,6 @@ from ..schemas import ConnectAgentInput
 from ..schemas import DisconnectAgentInput
 from ..tokens import hash_token
 from . import ActionContext
-from . import action
 
 # Marks an access token for what it is (secret scanners, people reading a config file).
 TOKEN_PREFIX = "wme_"  # noqa: S105 - a prefix, not a secret
@@ -35,7 +35,8 @@ TOKEN_PREFIX = "wme_"  # noqa: S105 - a prefix, not a secret
 LAST_USED_PRECISION = timedelta(minutes=1)
 
 
-@action("connect_agent", schema=ConnectAgentInput, creates=True, answers=(Status.SUCCESS,))
+@human_action("connect_agent", schema=ConnectAgentInput, creates=True,
+              answers=(Status.SUCCESS,))
 def connect_agent(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """A person connects an agent: a new access token for their visitor, shown only once."""
     assert ctx.visitor_id is not None, "a connection belongs to a visitor"
@@ -56,8 +57,8 @@ def connect_agent(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
     )
 
 
-@action("disconnect_agent", schema=DisconnectAgentInput,
-        answers=(Status.SUCCESS, Status.NOT_FOUND))
+@human_action("disconnect_agent", schema=DisconnectAgentInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND))
 def disconnect_agent(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """A person disconnects one of their agents: its token stops working at once."""
     assert ctx.visitor_id is not None, "disconnecting needs a visitor"

@@ -16,6 +16,7 @@ from typing import Any
 
 from flask_babel import gettext as _
 
+from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
 from flask_webmcp.result import not_found
@@ -27,14 +28,13 @@ from ..projections import local_time
 from ..schemas import CalendarFeedInput
 from ..tokens import hash_token
 from . import ActionContext
-from . import action
 
 # Marks a feed token for what it is in an address a person copies.
 TOKEN_PREFIX = "cal_"  # noqa: S105 - a prefix, not a secret
 
 
-@action("make_calendar_feed", schema=CalendarFeedInput, creates=True,
-        answers=(Status.SUCCESS,))
+@human_action("make_calendar_feed", schema=CalendarFeedInput, creates=True,
+              answers=(Status.SUCCESS,))
 def make_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """A person makes (or replaces) the private address of their calendar feed."""
     assert ctx.visitor_id is not None, "a feed belongs to a visitor"
@@ -49,8 +49,8 @@ def make_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) 
     )
 
 
-@action("stop_calendar_feed", schema=CalendarFeedInput,
-        answers=(Status.SUCCESS, Status.NOT_FOUND))
+@human_action("stop_calendar_feed", schema=CalendarFeedInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND))
 def stop_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """A person stops their feed: its address stops working at once."""
     if ctx.visitor_id is None or not db.stop_calendar_feed(ctx.visitor_id):

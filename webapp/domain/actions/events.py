@@ -11,12 +11,14 @@ from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
 
+from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
 from flask_webmcp.result import not_found
 
 from ...storage import EventQuery
 from ...storage import Storage
+from ..catalog import CATALOG
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary
@@ -27,7 +29,6 @@ from ..schemas import SEARCH_COUNT_CAP
 from ..schemas import SaveEventInput
 from ..schemas import SearchEventsInput
 from . import ActionContext
-from . import action
 
 # Every input of the search but the page number is a filter the caller applied.
 SEARCH_FILTERS = tuple(name for name in SearchEventsInput().fields if name != "page")
@@ -57,7 +58,7 @@ def event_query(params: dict[str, Any], now: datetime, timezone: ZoneInfo) -> Ev
     )
 
 
-@action("search_events", answers=(Status.SUCCESS, Status.NO_RESULTS))
+@CATALOG.action("search_events", answers=(Status.SUCCESS, Status.NO_RESULTS))
 def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """Upcoming events matching every filter given, soonest first, a page at a time."""
     applied = {name: _as_json(params[name]) for name in SEARCH_FILTERS if name in params}
@@ -127,7 +128,7 @@ def unknown_event(name: str) -> ToolResult:
                                    "never guess or alter ids."))
 
 
-@action("get_event_details", answers=(Status.SUCCESS, Status.NOT_FOUND))
+@CATALOG.action("get_event_details", answers=(Status.SUCCESS, Status.NOT_FOUND))
 def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """Everything about one event, with its seats counted now."""
     event = db.get_event(params["event_id"], count_seats=True)
@@ -151,7 +152,7 @@ def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -
     )
 
 
-@action("save_event", answers=(Status.SUCCESS, Status.NOT_FOUND))
+@CATALOG.action("save_event", answers=(Status.SUCCESS, Status.NOT_FOUND))
 def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
     """Save an event for the visitor; saving it again changes nothing."""
     assert ctx.visitor_id is not None, "saving needs a visitor"
@@ -170,8 +171,8 @@ def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolR
     )
 
 
-@action("remove_saved_event", answers=(Status.SUCCESS, Status.NOT_FOUND),
-        schema=SaveEventInput)
+@human_action("remove_saved_event", answers=(Status.SUCCESS, Status.NOT_FOUND),
+              schema=SaveEventInput)
 def remove_saved_event(db: Storage, params: dict[str, Any], ctx: ActionContext
                        ) -> ToolResult:
     """Take an event off the visitor's saved list (a person's action, not a tool)."""

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
 from flask_webmcp.result import conflict
@@ -33,6 +34,7 @@ from ...storage import Confirmation
 from ...storage import Event
 from ...storage import Registration
 from ...storage import Storage
+from ..catalog import CATALOG
 from ..projections import PENDING_PATH
 from ..projections import activity_view
 from ..projections import event_details
@@ -46,7 +48,6 @@ from ..schemas import ConfirmCancellationInput
 from ..schemas import ConfirmInput
 from ..tokens import hash_token
 from . import ActionContext
-from . import action
 from .events import unknown_event
 
 CONFIRMATION_LIFETIME = timedelta(minutes=5)
@@ -157,8 +158,8 @@ def email_taken(name: str) -> ToolResult:
                                   "this event; do not retry with it."))
 
 
-@action("prepare_event_registration",
-        answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
+@CATALOG.action("prepare_event_registration",
+                answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
                                ) -> ToolResult:
     """Check that the visitor can register and hold the details for a person to confirm."""
@@ -198,8 +199,8 @@ def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContex
     }
 
 
-@action(CONFIRM_REGISTRATION, schema=ConfirmInput, creates=True,
-        answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
+@human_action(CONFIRM_REGISTRATION, schema=ConfirmInput, creates=True,
+              answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
 def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
                          ) -> ToolResult:
     """A person confirms: spend the token and take one seat, re-checking everything."""
@@ -239,8 +240,8 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
     )
 
 
-@action("prepare_registration_cancellation",
-        answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
+@CATALOG.action("prepare_registration_cancellation",
+                answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
                                       ctx: ActionContext) -> ToolResult:
     """Check the registration can be cancelled and hold it for a person to confirm."""
@@ -268,8 +269,8 @@ def cancellation_review(registration: Registration, ctx: ActionContext) -> dict[
     }
 
 
-@action(CONFIRM_CANCELLATION, schema=ConfirmCancellationInput,
-        answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
+@human_action(CONFIRM_CANCELLATION, schema=ConfirmCancellationInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
 def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
                          ) -> ToolResult:
     """A person confirms: cancel once and free one seat; a repeat frees nothing."""
