@@ -3,6 +3,7 @@ a route or from anywhere else (MCP), with the app's hooks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -84,7 +85,8 @@ class Notes:
                                         bound={"note_id": note_id})
             return render_result(ran.result, "none.html", "none.html")
 
-    def execute(self, action: Action[Any], params: dict[str, Any], principal: str | None,
+    def execute(self, action: Action[Callable[[dict[str, str], dict[str, Any]], ToolResult]],
+                params: dict[str, Any], principal: str | None,
                 source: str) -> ToolResult:
         return action.run(self.notes, params)
 

@@ -13,6 +13,7 @@ search but never order: an order needs the person, on the page. Run it with::
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Any
@@ -130,7 +131,10 @@ def order_book(shop: Shop, params: dict[str, Any]) -> ToolResult:
                       data={"order": params})
 
 
-def run_in_shop(action: Action[Any], params: dict[str, Any], principal: str | None,
+ShopAction = Action[Callable[[Shop, dict[str, Any]], ToolResult]]
+
+
+def run_in_shop(action: ShopAction, params: dict[str, Any], principal: str | None,
                 source: str) -> ToolResult:
     """How a call runs here: the action with the app's shop (nobody signs in)."""
     return action.run(current_app.extensions["bookshop"], params)
