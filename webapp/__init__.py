@@ -54,6 +54,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from . import cli
     from .datasets import seed_sample_events
     from .domain.catalog import CATALOG
+    from .domain.catalog import UNTRUSTED_NOTE
     from .storage import connection
     from .web import agents
     from .web import assets
@@ -90,7 +91,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # A form's result waits for the page after its redirect in the database, never in the
     # readable session cookie: it may hold a secret shown once.
     WebMCP(app, CATALOG, samples="webapp.dev.samples:sample_pages",
-           carried=carried.StoredResults())
+           carried=carried.StoredResults(), untrusted_note=UNTRUSTED_NOTE)
     assets.init_app(app)
     compression.init_app(app)
     # The outermost WSGI layer: everything inside sees the client's address and scheme.

@@ -31,6 +31,7 @@ from .forms import controls_for
 from .negotiation import error_slot_id
 from .negotiation import is_partial
 from .text import LocaleSelector
+from .text import Text
 from .text import flask_babel_locale
 
 
@@ -43,28 +44,32 @@ class WebMCP:
     its own catalog translates (see `text`); by default it is Flask-Babel's, when the app
     uses it, and without one they stay English. `carried` is the server-side store a POST's
     result waits in for the page its redirect lands on (see `carry`); an app that answers
-    POSTs with `render_post_result` needs one.
+    POSTs with `render_post_result` needs one. `untrusted_note` is what a result tells an
+    agent of the fields it lists as written by others, in the app's words (who wrote them);
+    by default the extension's `result.UNTRUSTED_NOTE`.
     """
 
     def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
                  samples: str | None = None, locale: LocaleSelector | None = None,
-                 carried: CarriedResults | None = None):
+                 carried: CarriedResults | None = None, untrusted_note: Text | None = None):
         self.catalog = catalog
         self.samples = samples
         self.locale = locale
         self.carried = carried
+        self.untrusted_note = untrusted_note
         if app is not None and catalog is not None:
-            self.init_app(app, catalog, samples, locale, carried)
+            self.init_app(app, catalog, samples, locale, carried, untrusted_note)
 
     def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None,
-                 locale: LocaleSelector | None = None, carried: CarriedResults | None = None
-                 ) -> None:
+                 locale: LocaleSelector | None = None, carried: CarriedResults | None = None,
+                 untrusted_note: Text | None = None) -> None:
         """Attach to `app`: templates under `webmcp/`, helpers for forms and results, the
         store of carried results, and the `flask webmcp` commands."""
         self.catalog = catalog
         self.samples = samples
         self.locale = locale or self.locale or flask_babel_locale
         self.carried = carried or self.carried
+        self.untrusted_note = untrusted_note or self.untrusted_note
         app.extensions["webmcp"] = self
         if self.carried is not None:
             use_carried_results(app, self.carried)
