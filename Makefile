@@ -156,9 +156,11 @@ redis:
 	@command -v redis-server >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y redis-server; }
 	@redis-server --version | grep -q 'Redis server' || { echo "redis-server is not usable" >&2; exit 1; }
 
-# Precompressed copies let WhiteNoise serve static files gzipped without compressing per request.
+# Precompressed copies let WhiteNoise serve static files gzipped without compressing per request:
+# the site's, and the extension's (the bridge), which the site serves the same way.
 static: install
 	$(BIN)/python -m whitenoise.compress --quiet static
+	$(BIN)/python -m whitenoise.compress --quiet flask-webmcp/src/flask_webmcp/static
 
 # Types last: mypy reads its files and settings from pyproject.toml.
 lint: install

@@ -190,7 +190,8 @@ def test_the_bridge_reads_its_fallback_sentences_from_the_page(client):
         body = one(BeautifulSoup(client.get(f"/{language}/events").data, "html.parser"), "body")
         assert sentence in attribute(body, "data-unreachable-message")
         assert attribute(body, "data-unreachable-next-action")
-    script = (PROJECT_ROOT / "static" / "js" / "webmcp-bridge.js").read_text()
+    script = (PROJECT_ROOT / "flask-webmcp" / "src" / "flask_webmcp" / "static"
+              / "webmcp-bridge.js").read_text()
     assert re.search(r"dataset\b", script) and "unreachableMessage" in script
 
 

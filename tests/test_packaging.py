@@ -93,6 +93,9 @@ def test_a_plain_install_serves_the_site(tmp_path):
         assert found["status"] == "success" and found["data"]["count"] >= 1
         stylesheet = visitor.request("GET", "/static/css/site.css")
         assert stylesheet.status == 200 and "text/css" in stylesheet.headers["Content-Type"]
+        # The bridge came along in the toolkit's wheel, served beside the site's files.
+        bridge = visitor.request("GET", "/static/webmcp/webmcp-bridge.js")
+        assert bridge.status == 200 and "respondWith" in bridge.text
         assert visitor.request("GET", "/health/version").json()["version"]
     finally:
         server.terminate()

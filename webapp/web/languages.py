@@ -114,8 +114,10 @@ def alternate_pages() -> list[tuple[str, str]]:
 
 
 def is_neutral_endpoint(endpoint: str | None) -> bool:
-    """True for the endpoints that have no language (health, OpenAPI, static files)."""
-    return endpoint is None or endpoint.startswith(NEUTRAL_ENDPOINTS)
+    """True for the endpoints that have no language (health, OpenAPI, static files: the
+    app's, and a blueprint's such as the extension's bridge)."""
+    return (endpoint is None or endpoint.startswith(NEUTRAL_ENDPOINTS)
+            or endpoint.endswith(".static"))
 
 
 def _take_language_from_url(endpoint: str | None, values: dict[str, object] | None) -> None:

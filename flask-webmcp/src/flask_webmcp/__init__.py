@@ -34,6 +34,9 @@ from .text import LocaleSelector
 from .text import Text
 from .text import flask_babel_locale
 
+# Where the extension's static files (the bridge) are served from, beside the app's /static.
+STATIC_URL_PATH = "/static/webmcp"
+
 
 class WebMCP:
     """Registers the toolkit's templates and Jinja helpers for one catalog of tools.
@@ -73,7 +76,10 @@ class WebMCP:
         app.extensions["webmcp"] = self
         if self.carried is not None:
             use_carried_results(app, self.carried)
-        app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates"))
+        # The bridge (static/webmcp-bridge.js) at url_for("webmcp.static", filename=...).
+        app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates",
+                                         static_folder="static",
+                                         static_url_path=STATIC_URL_PATH))
         app.cli.add_command(DevCommands("webmcp", help="WebMCP declarative forms: lint "
                                                        "templates, print the tool manifest."))
         app.jinja_env.globals.update(
