@@ -12,6 +12,13 @@ from typing import Any
 from flask_webmcp.routes import route_roles
 from webapp import create_app
 
+
+def serves_static_files(endpoint: str) -> bool:
+    """Whether `endpoint` serves static files (the app's, or a blueprint's such as the
+    extension's bridge): the same bytes whatever anyone did, no page."""
+    return endpoint == "static" or endpoint.endswith(".static")
+
+
 # A value of the right shape for each field a route's address or input may need (ids that
 # need not exist). A route needing a field without one here stops the collection of the tests
 # (a KeyError naming it), so no route is left out quietly.

@@ -32,6 +32,7 @@ from helpers import Visitor
 from helpers import hidden_value
 from helpers import jsonld_blocks
 from helpers import one
+from routes import serves_static_files
 from werkzeug.test import TestResponse
 
 from webapp import create_app
@@ -260,7 +261,8 @@ PAGE_ROUTES = ["/events", "/events?query=webmcp", "/events/evt-webmcp-intro",
 def test_every_page_route_is_covered(app):
     """Each GET route of the app (but health checks and static files) is in PAGE_ROUTES."""
     routes = {rule.rule for rule in app.url_map.iter_rules() if "GET" in rule.methods
-              and rule.endpoint not in ("static", "index") and not rule.rule.startswith("/health")
+              and not serves_static_files(rule.endpoint) and rule.endpoint != "index"
+              and not rule.rule.startswith("/health")
               and "lang_code" not in rule.arguments}  # the same pages under a language prefix
     adapter = app.url_map.bind("localhost")
     covered = {adapter.match(url.split("?")[0], return_rule=True)[0].rule

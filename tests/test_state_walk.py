@@ -88,6 +88,7 @@ from mcp_helpers import ACCESS_TOKEN
 from mcp_helpers import LEGACY
 from mcp_helpers import MODERN
 from mcp_helpers import McpClient
+from routes import serves_static_files
 from servers import ONE_ADDRESS_CROWD
 from services import create_database
 from services import database_url
@@ -165,9 +166,6 @@ def summarize(counts: Counter[str]) -> str:
 
 # -- every page a person can reach ------------------------------------------------------------
 
-# Endpoints that are no page: the static folder's files, the same bytes whatever anyone did
-# (and in production WhiteNoise serves them before the app sees the request).
-NOT_PAGES = frozenset({"static"})
 
 
 def reachable_addresses(app: Flask, known: Mapping[str, Collection[str]]) -> list[str]:
@@ -181,7 +179,8 @@ def reachable_addresses(app: Flask, known: Mapping[str, Collection[str]]) -> lis
     adapter = app.url_map.bind("localhost")
     rules_by_endpoint = defaultdict(list)
     for url_rule in app.url_map.iter_rules():
-        if "GET" in (url_rule.methods or ()) and url_rule.endpoint not in NOT_PAGES:
+        # Static files are no page (and WhiteNoise serves them before the app sees a request).
+        if "GET" in (url_rule.methods or ()) and not serves_static_files(url_rule.endpoint):
             rules_by_endpoint[url_rule.endpoint].append(url_rule)
     addresses: list[str] = []
     for endpoint, rules in rules_by_endpoint.items():
@@ -708,7 +707,8 @@ def test_the_walk_reaches_every_page_of_the_site(app):
     reached = {adapter.match(address.split("?")[0])[0] for address in addresses}
     get_endpoints = {url_rule.endpoint for url_rule in app.url_map.iter_rules()
                      if "GET" in (url_rule.methods or ())}
-    assert reached == get_endpoints - NOT_PAGES
+    assert reached == {endpoint for endpoint in get_endpoints
+                       if not serves_static_files(endpoint)}
     offering_pages = {url_rule.endpoint for url_rule in app.url_map.iter_rules()
                       if "GET" in (url_rule.methods or ())
                       and any(url_rule.rule in routes for routes in offering_routes(app).values())}

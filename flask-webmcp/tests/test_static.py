@@ -17,4 +17,5 @@ def test_an_app_serves_the_bridge_from_the_extension():
     assert address == "/static/webmcp/webmcp-bridge.js"
     with app.test_client().get(address) as answer:
         assert answer.status_code == 200 and "javascript" in answer.content_type
-        assert "respondWith" in answer.text and "agentInvoked" in answer.text
+        script = answer.get_data(as_text=True)
+        assert "respondWith" in script and "agentInvoked" in script

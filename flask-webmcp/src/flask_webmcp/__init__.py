@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
+from typing import Literal
 
 import click
 from flask import Blueprint
@@ -26,6 +27,8 @@ from .carry import CarriedResults
 from .carry import use_carried_results
 from .catalog import Catalog
 from .catalog import Tool
+from .csrf import CsrfField
+from .csrf import csrf_field
 from .forms import Control
 from .forms import controls_for
 from .negotiation import error_slot_id
@@ -49,23 +52,27 @@ class WebMCP:
     result waits in for the page its redirect lands on (see `carry`); an app that answers
     POSTs with `render_post_result` needs one. `untrusted_note` is what a result tells an
     agent of the fields it lists as written by others, in the app's words (who wrote them);
-    by default the extension's `result.UNTRUSTED_NOTE`.
+    by default the extension's `result.UNTRUSTED_NOTE`. `csrf` is the hidden field POST forms
+    carry (see `csrf`): by default Flask-WTF's when the app uses it; False for none.
     """
 
     def __init__(self, app: Flask | None = None, catalog: Catalog | None = None,
                  samples: str | None = None, locale: LocaleSelector | None = None,
-                 carried: CarriedResults | None = None, untrusted_note: Text | None = None):
+                 carried: CarriedResults | None = None, untrusted_note: Text | None = None,
+                 csrf: CsrfField | Literal[False] | None = None):
         self.catalog = catalog
         self.samples = samples
         self.locale = locale
         self.carried = carried
         self.untrusted_note = untrusted_note
+        self.csrf = csrf
         if app is not None and catalog is not None:
-            self.init_app(app, catalog, samples, locale, carried, untrusted_note)
+            self.init_app(app, catalog, samples, locale, carried, untrusted_note, csrf)
 
     def init_app(self, app: Flask, catalog: Catalog, samples: str | None = None,
                  locale: LocaleSelector | None = None, carried: CarriedResults | None = None,
-                 untrusted_note: Text | None = None) -> None:
+                 untrusted_note: Text | None = None,
+                 csrf: CsrfField | Literal[False] | None = None) -> None:
         """Attach to `app`: templates under `webmcp/`, helpers for forms and results, the
         store of carried results, and the `flask webmcp` commands."""
         self.catalog = catalog
@@ -73,6 +80,7 @@ class WebMCP:
         self.locale = locale or self.locale or flask_babel_locale
         self.carried = carried or self.carried
         self.untrusted_note = untrusted_note or self.untrusted_note
+        self.csrf = self.csrf if csrf is None else csrf
         app.extensions["webmcp"] = self
         if self.carried is not None:
             use_carried_results(app, self.carried)
@@ -88,6 +96,7 @@ class WebMCP:
             tool_controls=self.controls,
             hx_partial_request=is_partial,
             webmcp_error_slot=error_slot_id,
+            webmcp_csrf_field=csrf_field,
         )
 
     def tool(self, name: str) -> Tool:
@@ -119,4 +128,4 @@ class DevCommands(click.Group):
         return webmcp_cli.get_command(ctx, cmd_name)
 
 
-__all__ = ["CarriedResults", "Catalog", "Tool", "WebMCP"]
+__all__ = ["CarriedResults", "Catalog", "CsrfField", "Tool", "WebMCP"]

@@ -11,11 +11,11 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from flask import current_app
 from flask import request
 from marshmallow import Schema
 from marshmallow import ValidationError
 
+from .csrf import csrf_field
 from .text import _
 
 Errors = dict[str, list[str]]
@@ -65,11 +65,11 @@ def input_fields(source: Mapping[str, Any]) -> dict[str, Any]:
     Blank values and nulls mean "not given" (a form submits every field, a JSON client only
     the ones it cares about, and both must mean the same thing). The CSRF field is not input.
     """
-    csrf_field = current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")
+    csrf = csrf_field()
     data: dict[str, Any] = {}
     errors: Errors = {}
     for key in source:
-        if key == csrf_field:
+        if csrf is not None and key == csrf.name:
             continue
         if hasattr(source, "getlist") and len(source.getlist(key)) > 1:
             errors[key] = [_("Give a single value.")]
