@@ -12,6 +12,7 @@ import ast
 import importlib
 from pathlib import Path
 
+from flask import Flask
 from helpers import PROJECT_ROOT
 
 SITE = "webapp"
@@ -129,6 +130,29 @@ def test_the_site_uses_only_what_the_toolkit_makes_public():
                if within(module, TOOLKIT) and name is not None
                and not is_module(f"{module}.{name}") and name not in public_names(module)]
     assert private == []
+
+
+def page_path_starts(app: Flask) -> set[str]:
+    """The first segment of every address the app serves a page at ("/events", …)."""
+    return {"/" + rule.rule.split("/")[1] for rule in app.url_map.iter_rules()
+            if rule.rule.count("/") > 1 and not rule.rule.startswith(("/<", "/static"))}
+
+
+def test_the_domain_knows_no_page_path_nor_http(app):
+    """Where a page lives is the web layer's (its routes, `Pages`), and how an answer travels
+    too: no string in the domain starts like an address the site serves, and the domain
+    imports nothing of Flask or Werkzeug."""
+    starts = page_path_starts(app)
+    domain = sorted((PROJECT_ROOT / "webapp" / "domain").rglob("*.py"))
+    paths = [f"{module_name(path)}:{node.lineno} {node.value!r}" for path in domain
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and node.value.startswith(tuple(starts))]
+    http = [f"{module_name(path)} imports {module}" for path in domain
+            for module, _ in sorted(imports_of(path), key=str)
+            if within(module, "flask") or within(module, "werkzeug")]
+    assert "/events" in starts and "/registrations" in starts
+    assert paths == [] and http == []
 
 
 def test_the_rules_see_imports():

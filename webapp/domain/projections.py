@@ -14,6 +14,7 @@ from ..storage import Activity
 from ..storage import Event
 from ..storage import EventSummary
 from ..storage import Registration
+from .pages import Pages
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
 UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue")
@@ -22,11 +23,6 @@ UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue")
 def local_time(moment: datetime, timezone: ZoneInfo) -> str:
     """ISO 8601 in the site's time zone, with its offset (e.g. 2026-12-14T10:00:00+08:00)."""
     return moment.astimezone(timezone).isoformat(timespec="seconds")
-
-
-def event_url(event_id: str) -> str:
-    """The site-relative address of an event's page."""
-    return f"/events/{event_id}"
 
 
 def event_state(event: Event, now: datetime) -> str:
@@ -38,11 +34,11 @@ def event_state(event: Event, now: datetime) -> str:
     return "open"
 
 
-def event_summary(event: EventSummary, timezone: ZoneInfo) -> dict[str, Any]:
+def event_summary(event: EventSummary, timezone: ZoneInfo, pages: Pages) -> dict[str, Any]:
     """A search result item."""
     return {
         "id": event.id,
-        "url": event_url(event.id),
+        "url": pages.event(event.id),
         "title": event.title,
         "summary": event.summary,
         "startsAt": local_time(event.starts_at, timezone),
@@ -52,10 +48,11 @@ def event_summary(event: EventSummary, timezone: ZoneInfo) -> dict[str, Any]:
     }
 
 
-def event_details(event: Event, now: datetime, timezone: ZoneInfo) -> dict[str, Any]:
+def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
+                  ) -> dict[str, Any]:
     """Everything a visitor needs to decide about one event (seats counted now)."""
     return {
-        **event_summary(event, timezone),
+        **event_summary(event, timezone, pages),
         "description": event.description,
         "endsAt": local_time(event.ends_at, timezone),
         "venue": event.venue,
@@ -66,18 +63,6 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo) -> dict[str, 
         "priceAmount": 0 if event.price == "free" else event.price_amount,
         "priceCurrency": event.price_currency,
     }
-
-
-def register_url(event_id: str) -> str:
-    """The site-relative address of an event's registration page."""
-    return f"{event_url(event_id)}/register"
-
-
-# Where a person reviews and confirms what is waiting for them (a registration or a
-# cancellation prepared anywhere: on a page, by a browser agent or over MCP).
-PENDING_PATH = "/registrations/pending"
-# Where a person connects an agent that is not in their browser (an MCP client).
-CONNECT_PATH = "/agents"
 
 
 def mask_email(email: str) -> str:

@@ -30,3 +30,19 @@ def absolute_url(path: str) -> str:
 def external_url_for(endpoint: str, **values: Any) -> str:
     """`url_for` as a full address on the site's own address."""
     return absolute_url(url_for(endpoint, **values))
+
+
+class SitePages:
+    """The domain's `Pages`, from this site's routes (language-neutral addresses)."""
+
+    def event(self, event_id: str) -> str:
+        """The neutral address of an event's page."""
+        return url_for("events.detail", event_id=event_id, lang_code=None)
+
+    def registration_form(self, event_id: str) -> str:
+        """The neutral address of an event's registration form."""
+        return url_for("registrations.register", event_id=event_id, lang_code=None)
+
+    def pending_review(self) -> str:
+        """The full neutral address of the visitor's review page."""
+        return external_url_for("registrations.pending", lang_code=None)

@@ -23,7 +23,6 @@ from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 
 from ..domain.actions import agents as actions
-from ..domain.projections import CONNECT_PATH
 from ..domain.schemas import ConnectAgentInput
 from ..storage.connection import get_db
 from .addresses import site_url
@@ -33,6 +32,8 @@ from .mcp import MCP_PATH
 from .visitors import live_visitor
 
 bp = Blueprint("agents", __name__)
+# Where a person connects an agent that is not in their browser (an MCP client).
+CONNECT_PATH = "/agents"
 
 
 def _page_context(values: dict[str, Any] | None = None,

@@ -28,7 +28,7 @@ from ..domain.tokens import ReviewTokens
 from ..storage import Activity
 from ..storage import StorageError
 from ..storage.connection import get_db
-from .addresses import site_url
+from .addresses import SitePages
 from .visitors import cookie_visitor
 from .visitors import visitor_for_write
 
@@ -38,9 +38,9 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
     return ActionContext(
         now=site_now(),
         timezone=site_timezone(),
+        pages=SitePages(),
         source=source,
         visitor_id=visitor_id,
-        site_address=site_url,
         connection_lifetime=timedelta(
             seconds=int(current_app.config["AGENT_CONNECTION_TTL"])),
         review_tokens=ReviewTokens(_secret()),

@@ -4,7 +4,7 @@ The extension speaks the protocol (`flask_webmcp.mcp`); this module says what a 
 this site: it runs the same action as the tool's route, through the same pipeline
 (`calls.CALLS`: the same schema, the same rules, the activity log, with source "mcp"), acting
 for the visitor whose agent it is.
-A person connects an agent on the human-only page `CONNECT_PATH`, which gives it an access
+A person connects an agent on the human-only page `agents.index`, which gives it an access
 token the agent sends as `Authorization: Bearer …`; reading needs none. Cookies are never
 read here, so no other site can act for a visitor through their browser (the endpoint needs
 no CSRF token), and nothing reachable here can finish a registration or a cancellation: the
@@ -43,11 +43,10 @@ from flask_webmcp.routes import tool_actions
 from ..clock import site_now
 from ..domain.actions.agents import connection_for
 from ..domain.catalog import CATALOG
-from ..domain.projections import CONNECT_PATH
 from ..storage import AgentConnection
 from ..storage import StorageError
 from ..storage.connection import get_db
-from .addresses import site_url
+from .addresses import external_url_for
 from .calls import CALLS
 from .errors import window
 from .visitors import SessionExpired
@@ -74,7 +73,7 @@ def is_mcp_request() -> bool:
 
 def connect_url() -> str:
     """Where a person connects an agent (in the language their browser chooses)."""
-    return site_url() + CONNECT_PATH
+    return external_url_for("agents.index", lang_code=None)
 
 
 def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:

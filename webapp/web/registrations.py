@@ -26,7 +26,6 @@ from flask_webmcp.routes import tool_route
 from ..domain.actions import calendars
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
-from ..domain.projections import PENDING_PATH
 from ..domain.schemas import REGISTRATION_ID_SHAPE
 from ..storage.connection import get_db
 from .calls import action_context
@@ -162,7 +161,7 @@ def stop_calendar_feed() -> Response:
                               page_context=_index_context, values={}, errors={})
 
 
-@page_route(bp, PENDING_PATH, "review_pending")
+@page_route(bp, "/registrations/pending", "review_pending")
 def pending() -> Response:
     """What waits for the visitor to confirm, wherever it was prepared (on a page, or by an
     agent over MCP), each with its human-only confirm form; a GET changes nothing."""

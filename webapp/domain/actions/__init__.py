@@ -25,32 +25,26 @@ from flask_webmcp.actions import Action
 from flask_webmcp.result import ToolResult
 
 from ...storage import Storage
+from ..pages import Pages
 from ..tokens import ReviewTokens
 
 
 @dataclass(frozen=True)
 class ActionContext:
-    """Who asks, when, and where: `site_address` gives the site's address as the request
-    reached it (scheme and host), for the addresses a person is sent to; `connection_lifetime`
-    is how long an agent connection made now lasts."""
+    """Who asks, when, and where: `pages` gives the addresses of the pages a person or an
+    agent is sent to (the web layer's routes); `connection_lifetime` is how long an agent
+    connection made now lasts."""
 
     now: datetime
     timezone: ZoneInfo
+    pages: Pages
     source: str = "human"
     visitor_id: str | None = None
-    # A function, not a string: working the address out of the request's headers costs more
-    # than a search spends anywhere else outside storage, and only a few actions need it.
-    site_address: Callable[[], str] = str
     connection_lifetime: timedelta = timedelta(days=30)
     # Signed with the site's secret by the web layer; a context made elsewhere signs with a
     # key of its own, so its review tokens are good for nothing else.
     review_tokens: ReviewTokens = field(
         default_factory=lambda: ReviewTokens(secrets.token_bytes(32)))
-
-    @property
-    def site_url(self) -> str:
-        """The site's address as the request reached it (scheme and host)."""
-        return self.site_address()
 
 
 SiteAction = Action[Callable[[Storage, dict[str, Any], ActionContext], ToolResult]]

@@ -87,7 +87,8 @@ def feed_events(db: Storage, token: str, ctx: ActionContext) -> list[dict[str, A
         if event is None:
             continue
         cancelled = all(r.state == "cancelled" for r in registrations)
-        events.append({**event_details(event, ctx.now, ctx.timezone), "cancelled": cancelled,
+        events.append({**event_details(event, ctx.now, ctx.timezone, ctx.pages),
+                       "cancelled": cancelled,
                        "sequence": 2 * (len(registrations) - 1) + int(cancelled)})
     return sorted(events, key=lambda event: event["startsAt"])
 
@@ -96,4 +97,4 @@ def event_for_calendar(db: Storage, event_id: str, ctx: ActionContext
                        ) -> dict[str, Any] | None:
     """An event's details for its calendar file, or None when there is no such event."""
     event = db.get_event(event_id, count_seats=True)
-    return event_details(event, ctx.now, ctx.timezone) if event else None
+    return event_details(event, ctx.now, ctx.timezone, ctx.pages) if event else None

@@ -22,7 +22,6 @@ from ..catalog import CATALOG
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary
-from ..projections import register_url
 from ..schemas import LAST_PAGE
 from ..schemas import PAGE_SIZE
 from ..schemas import SEARCH_COUNT_CAP
@@ -72,7 +71,7 @@ def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
         "page": page,
         # Matches past the last page are never shown: narrowing the search finds them.
         "hasMore": found.has_more and page < LAST_PAGE,
-        "events": [event_summary(event, ctx.timezone) for event in found.events],
+        "events": [event_summary(event, ctx.timezone, ctx.pages) for event in found.events],
     }
     if found.count == 0:
         return ToolResult(
@@ -134,10 +133,11 @@ def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -
     event = db.get_event(params["event_id"], count_seats=True)
     if event is None:
         return unknown_event("get_event_details")
-    details = event_details(event, ctx.now, ctx.timezone)
+    details = event_details(event, ctx.now, ctx.timezone, ctx.pages)
     next_steps = {
         "open": _("If the user wants it, call save_event to keep it; to register, the user "
-                  "opens %(address)s, where a person confirms.", address=register_url(event.id)),
+                  "opens %(address)s, where a person confirms.",
+                  address=ctx.pages.registration_form(event.id)),
         "full": _("Tell the user the event is full. save_event still keeps it in their list."),
         "closed": _("Tell the user registration is closed. save_event still keeps it."),
     }
@@ -194,7 +194,8 @@ def saved_events(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     """The visitor's saved events, soonest first, as search items."""
     if ctx.visitor_id is None:
         return []
-    return [event_summary(event, ctx.timezone) for event in db.saved_events(ctx.visitor_id)]
+    return [event_summary(event, ctx.timezone, ctx.pages)
+            for event in db.saved_events(ctx.visitor_id)]
 
 
 def upcoming_events(db: Storage, ctx: ActionContext, limit: int) -> list[dict[str, Any]]:
@@ -202,4 +203,4 @@ def upcoming_events(db: Storage, ctx: ActionContext, limit: int) -> list[dict[st
     the sitemap)."""
     found = db.search_events(EventQuery(starts_after=ctx.now), limit=limit, offset=0,
                              count_cap=1)
-    return [event_summary(event, ctx.timezone) for event in found.events]
+    return [event_summary(event, ctx.timezone, ctx.pages) for event in found.events]

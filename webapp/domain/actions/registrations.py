@@ -35,11 +35,9 @@ from ...storage import Event
 from ...storage import Registration
 from ...storage import Storage
 from ..catalog import CATALOG
-from ..projections import PENDING_PATH
 from ..projections import activity_view
 from ..projections import event_details
 from ..projections import event_state
-from ..projections import event_url
 from ..projections import local_time
 from ..projections import mask_email
 from ..projections import registration_summary
@@ -65,12 +63,6 @@ def ask_the_person(button: object, address: str) -> str:
              "shows it or at %(address)s in the browser they use this site with. Do not submit "
              "that form: it is not a tool, and only the user may confirm.",
              button=str(button), address=address)
-
-
-def pending_url(ctx: ActionContext) -> str:
-    """The absolute address of the visitor's review page (in the language their browser
-    chooses)."""
-    return ctx.site_url + PENDING_PATH
 
 
 def own_registration(db: Storage, registration_id: str, visitor_id: str | None
@@ -104,9 +96,9 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
         status=Status.CONFIRMATION_REQUIRED,
         message=message,
         data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)},
-              "reviewUrl": pending_url(ctx)},
+              "reviewUrl": ctx.pages.pending_review()},
         requires_user_decision=True,
-        next_action=ask_the_person(button, pending_url(ctx)),
+        next_action=ask_the_person(button, ctx.pages.pending_review()),
         untrusted_fields=untrusted,
         target=target,
         page_only={"confirmation_token": token, "entered": entered or {}},
@@ -192,7 +184,7 @@ def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContex
                         ) -> dict[str, Any]:
     """What a person reviews before confirming a registration (the e-mail masked)."""
     return {
-        "event": {"id": event.id, "url": event_url(event.id), "title": event.title,
+        "event": {"id": event.id, "url": ctx.pages.event(event.id), "title": event.title,
                   "startsAt": local_time(event.starts_at, ctx.timezone), "venue": event.venue},
         "attendeeName": payload["attendeeName"],
         "email": mask_email(payload["email"]),
@@ -310,7 +302,7 @@ def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[st
         return None
     existing = (db.active_registration(ctx.visitor_id, event_id) if ctx.visitor_id
                 else None)
-    return {"event": event_details(event, ctx.now, ctx.timezone),
+    return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
             "existing": registration_view(existing) if existing else None}
 
 

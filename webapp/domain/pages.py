@@ -1,0 +1,29 @@
+"""The pages the domain sends people and agents to, named by what they are for.
+
+A result tells an agent where a person confirms a registration, and every event it lists
+carries the address of its page; but which path a page lives at is the web layer's business
+(its routes). So actions ask the context's `Pages`, which the web layer builds from those
+routes, and the domain holds no path of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Pages(Protocol):
+    """Where the site's pages are, by what a person does there."""
+
+    def event(self, event_id: str) -> str:
+        """The site-relative, language-neutral address of an event's page (the same in both
+        languages: machine data names it)."""
+        ...
+
+    def registration_form(self, event_id: str) -> str:
+        """The site-relative address where a person registers for an event."""
+        ...
+
+    def pending_review(self) -> str:
+        """The absolute address where a person confirms what waits for them (registrations
+        and cancellations prepared anywhere), in the language their browser chooses."""
+        ...
