@@ -9,6 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flask import Flask
+
+from flask_webmcp.actions import Action
 from flask_webmcp.routes import route_roles
 from webapp import create_app
 
@@ -33,12 +36,22 @@ SAMPLE_VALUES: dict[str, str] = {
 }
 
 
+def declared_app() -> Flask:
+    """The site's app, made only to read its declarations (no database is opened)."""
+    return create_app({"TESTING": True, "SECRET_KEY": "routes",
+                       "DATABASE": str(Path(tempfile.gettempdir()) / "routes-never-opened")})
+
+
+def declared_actions() -> dict[str, Action[Any]]:
+    """Every action a route runs (tools and human-only steps), by name."""
+    return {role.action.name: role.action for _rule, role in route_roles(declared_app())
+            if role.action is not None}
+
+
 def post_routes(human_only: bool | None = None) -> list[tuple[str, dict[str, Any], str]]:
     """Every declared POST route (or only those for people, or only tools): its address,
     input of the right shape, and its action."""
-    # No database is opened: the app is made only to read its declarations.
-    app = create_app({"TESTING": True, "SECRET_KEY": "routes",
-                      "DATABASE": str(Path(tempfile.gettempdir()) / "routes-never-opened")})
+    app = declared_app()
     addresses = app.url_map.bind("localhost")
     routes = []
     for rule, role in route_roles(app):

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from datetime import date
 from typing import Any
+from typing import TypedDict
 from typing import cast
 
 from flask_babel import gettext as _
@@ -214,6 +215,24 @@ class SearchEventsInput(ToolInput):
             raise ValidationError(_("The 'from' date is after the 'to' date."), "date_from")
 
 
+class PageParams(TypedDict):
+    """A page of results, always given (a search without one shows the first)."""
+
+    page: int
+
+
+# (A base class, not `Required[...]`: with postponed annotations Python 3.11 cannot see it.)
+class SearchEventsParams(PageParams, total=False):
+    """What `SearchEventsInput` loads: the page, and the filters given."""
+
+    query: str
+    location: str
+    price: str
+    level: str
+    date_from: date
+    date_to: date
+
+
 class GetEventDetailsInput(ToolInput):
     """The event to show: bound to a detail page, or chosen among the listed results."""
 
@@ -222,6 +241,12 @@ class GetEventDetailsInput(ToolInput):
         metadata={"label": _l("Events on this page"), "widget": "radio",
                   "description": _l("Id of one of the events listed on this page"),
                   "option_titles": ORGANIZER_TITLES, "id_source": EVENT_ID_SOURCE})
+
+
+class EventParams(TypedDict):
+    """What `GetEventDetailsInput` and `SaveEventInput` load: one event."""
+
+    event_id: str
 
 
 class SaveEventInput(ToolInput):
@@ -248,6 +273,14 @@ class PrepareEventRegistrationInput(ToolInput):
                                     "attendee")})
 
 
+class PrepareEventRegistrationParams(TypedDict):
+    """What `PrepareEventRegistrationInput` loads."""
+
+    event_id: str
+    attendee_name: str
+    email: str
+
+
 class PrepareRegistrationCancellationInput(ToolInput):
     """Which of the visitor's active registrations to cancel (a person confirms)."""
 
@@ -259,16 +292,34 @@ class PrepareRegistrationCancellationInput(ToolInput):
                   "option_titles": ORGANIZER_TITLES, "id_source": REGISTRATION_ID_SOURCE})
 
 
+class RegistrationParams(TypedDict):
+    """What `PrepareRegistrationCancellationInput` loads: one of the visitor's registrations."""
+
+    registration_id: str
+
+
 class ConfirmInput(ToolInput):
     """A human-only confirm form: the single-use token of the review it confirms."""
 
     confirmation_token = fields.String(required=True, validate=length(min=1, max=200))
 
 
+class ConfirmParams(TypedDict):
+    """What `ConfirmInput` loads."""
+
+    confirmation_token: str
+
+
 class ConfirmCancellationInput(ConfirmInput):
     """Confirming a cancellation: the token, and the registration its address names."""
 
     registration_id = fields.String(required=True, validate=REGISTRATION_ID)
+
+
+class ConfirmCancellationParams(ConfirmParams):
+    """What `ConfirmCancellationInput` loads."""
+
+    registration_id: str
 
 
 class ConnectAgentInput(ToolInput):
@@ -280,8 +331,18 @@ class ConnectAgentInput(ToolInput):
                   "placeholder": _l("e.g. the assistant on my laptop")})
 
 
+class ConnectAgentParams(TypedDict, total=False):
+    """What `ConnectAgentInput` loads."""
+
+    label: str
+
+
 class CalendarFeedInput(ToolInput):
     """Making or stopping a visitor's calendar feed (a person's action): nothing to give."""
+
+
+class NoParams(TypedDict):
+    """What a schema without fields (`CalendarFeedInput`) loads."""
 
 
 class DisconnectAgentInput(ToolInput):
@@ -289,3 +350,9 @@ class DisconnectAgentInput(ToolInput):
 
     connection_id = fields.String(required=True, validate=WholeMatch(
         f"^{CONNECTION_ID_SHAPE}$", error=_l("Not a valid connection id.")))
+
+
+class DisconnectAgentParams(TypedDict):
+    """What `DisconnectAgentInput` loads."""
+
+    connection_id: str

@@ -47,6 +47,7 @@ class ActionContext:
         default_factory=lambda: ReviewTokens(secrets.token_bytes(32)))
 
 
-SiteAction = Action[Callable[[Storage, dict[str, Any], ActionContext], ToolResult]]
+SiteAction = Action[Callable[[Storage, Any, ActionContext], ToolResult]]
 """An action of this site: `run(db, params, ctx)` with the storage, the input the action's
-schema loaded, and the context of the call."""
+schema loaded (typed by the TypedDict beside that schema in `schemas`), and the context of the
+call."""

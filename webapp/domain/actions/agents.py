@@ -25,7 +25,9 @@ from ...storage import AgentConnection
 from ...storage import Storage
 from ..projections import local_time
 from ..schemas import ConnectAgentInput
+from ..schemas import ConnectAgentParams
 from ..schemas import DisconnectAgentInput
+from ..schemas import DisconnectAgentParams
 from ..tokens import hash_token
 from . import ActionContext
 
@@ -37,7 +39,7 @@ LAST_USED_PRECISION = timedelta(minutes=1)
 
 @human_action("connect_agent", schema=ConnectAgentInput, creates=True,
               answers=(Status.SUCCESS,))
-def connect_agent(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def connect_agent(db: Storage, params: ConnectAgentParams, ctx: ActionContext) -> ToolResult:
     """A person connects an agent: a new access token for their visitor, shown only once."""
     assert ctx.visitor_id is not None, "a connection belongs to a visitor"
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -59,7 +61,7 @@ def connect_agent(db: Storage, params: dict[str, Any], ctx: ActionContext) -> To
 
 @human_action("disconnect_agent", schema=DisconnectAgentInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND))
-def disconnect_agent(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def disconnect_agent(db: Storage, params: DisconnectAgentParams, ctx: ActionContext) -> ToolResult:
     """A person disconnects one of their agents: its token stops working at once."""
     assert ctx.visitor_id is not None, "disconnecting needs a visitor"
     if not db.revoke_agent_connection(ctx.visitor_id, params["connection_id"]):

@@ -26,6 +26,7 @@ from ...storage import Storage
 from ..projections import event_details
 from ..projections import local_time
 from ..schemas import CalendarFeedInput
+from ..schemas import NoParams
 from ..tokens import hash_token
 from . import ActionContext
 
@@ -35,7 +36,7 @@ TOKEN_PREFIX = "cal_"  # noqa: S105 - a prefix, not a secret
 
 @human_action("make_calendar_feed", schema=CalendarFeedInput, creates=True,
               answers=(Status.SUCCESS,))
-def make_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def make_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
     """A person makes (or replaces) the private address of their calendar feed."""
     assert ctx.visitor_id is not None, "a feed belongs to a visitor"
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -51,7 +52,7 @@ def make_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) 
 
 @human_action("stop_calendar_feed", schema=CalendarFeedInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND))
-def stop_calendar_feed(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def stop_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
     """A person stops their feed: its address stops working at once."""
     if ctx.visitor_id is None or not db.stop_calendar_feed(ctx.visitor_id):
         return not_found("stop_calendar_feed", _("You have no calendar address."))

@@ -25,12 +25,10 @@ from ..projections import event_summary
 from ..schemas import LAST_PAGE
 from ..schemas import PAGE_SIZE
 from ..schemas import SEARCH_COUNT_CAP
+from ..schemas import EventParams
 from ..schemas import SaveEventInput
-from ..schemas import SearchEventsInput
+from ..schemas import SearchEventsParams
 from . import ActionContext
-
-# Every input of the search but the page number is a filter the caller applied.
-SEARCH_FILTERS = tuple(name for name in SearchEventsInput().fields if name != "page")
 
 
 def _start_of(day: date, timezone: ZoneInfo) -> datetime:
@@ -41,7 +39,7 @@ def _as_json(value: Any) -> Any:
     return value.isoformat() if isinstance(value, date) else value
 
 
-def event_query(params: dict[str, Any], now: datetime, timezone: ZoneInfo) -> EventQuery:
+def event_query(params: SearchEventsParams, now: datetime, timezone: ZoneInfo) -> EventQuery:
     """What the storage is asked for a search's (loaded) input: upcoming events only, and
     dates as whole days of the site's time zone."""
     date_from, date_to = params.get("date_from"), params.get("date_to")
@@ -58,9 +56,9 @@ def event_query(params: dict[str, Any], now: datetime, timezone: ZoneInfo) -> Ev
 
 
 @CATALOG.action("search_events", answers=(Status.SUCCESS, Status.NO_RESULTS))
-def search_events(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def search_events(db: Storage, params: SearchEventsParams, ctx: ActionContext) -> ToolResult:
     """Upcoming events matching every filter given, soonest first, a page at a time."""
-    applied = {name: _as_json(params[name]) for name in SEARCH_FILTERS if name in params}
+    applied = {name: _as_json(value) for name, value in params.items() if name != "page"}
     page = params["page"]
     query = event_query(params, ctx.now, ctx.timezone)
     found = db.search_events(query, limit=PAGE_SIZE, offset=first_index(page),
@@ -128,7 +126,7 @@ def unknown_event(name: str) -> ToolResult:
 
 
 @CATALOG.action("get_event_details", answers=(Status.SUCCESS, Status.NOT_FOUND))
-def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def get_event_details(db: Storage, params: EventParams, ctx: ActionContext) -> ToolResult:
     """Everything about one event, with its seats counted now."""
     event = db.get_event(params["event_id"], count_seats=True)
     if event is None:
@@ -153,7 +151,7 @@ def get_event_details(db: Storage, params: dict[str, Any], ctx: ActionContext) -
 
 
 @CATALOG.action("save_event", answers=(Status.SUCCESS, Status.NOT_FOUND))
-def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolResult:
+def save_event(db: Storage, params: EventParams, ctx: ActionContext) -> ToolResult:
     """Save an event for the visitor; saving it again changes nothing."""
     assert ctx.visitor_id is not None, "saving needs a visitor"
     event = db.get_event(params["event_id"])
@@ -173,7 +171,7 @@ def save_event(db: Storage, params: dict[str, Any], ctx: ActionContext) -> ToolR
 
 @human_action("remove_saved_event", answers=(Status.SUCCESS, Status.NOT_FOUND),
               schema=SaveEventInput)
-def remove_saved_event(db: Storage, params: dict[str, Any], ctx: ActionContext
+def remove_saved_event(db: Storage, params: EventParams, ctx: ActionContext
                        ) -> ToolResult:
     """Take an event off the visitor's saved list (a person's action, not a tool)."""
     assert ctx.visitor_id is not None, "removing needs a visitor"

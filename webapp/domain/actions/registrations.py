@@ -43,7 +43,11 @@ from ..projections import mask_email
 from ..projections import registration_summary
 from ..projections import registration_view
 from ..schemas import ConfirmCancellationInput
+from ..schemas import ConfirmCancellationParams
 from ..schemas import ConfirmInput
+from ..schemas import ConfirmParams
+from ..schemas import PrepareEventRegistrationParams
+from ..schemas import RegistrationParams
 from ..tokens import hash_token
 from . import ActionContext
 from .events import unknown_event
@@ -152,8 +156,8 @@ def email_taken(name: str) -> ToolResult:
 
 @CATALOG.action("prepare_event_registration",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
-def prepare_event_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
-                               ) -> ToolResult:
+def prepare_event_registration(db: Storage, params: PrepareEventRegistrationParams,
+                               ctx: ActionContext) -> ToolResult:
     """Check that the visitor can register and hold the details for a person to confirm."""
     name = "prepare_event_registration"
     assert ctx.visitor_id is not None, "registering needs a visitor"
@@ -193,7 +197,7 @@ def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContex
 
 @human_action(CONFIRM_REGISTRATION, schema=ConfirmInput, creates=True,
               answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
-def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
+def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
                          ) -> ToolResult:
     """A person confirms: spend the token and take one seat, re-checking everything."""
     name = CONFIRM_REGISTRATION
@@ -234,7 +238,7 @@ def confirm_registration(db: Storage, params: dict[str, Any], ctx: ActionContext
 
 @CATALOG.action("prepare_registration_cancellation",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
-def prepare_registration_cancellation(db: Storage, params: dict[str, Any],
+def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
                                       ctx: ActionContext) -> ToolResult:
     """Check the registration can be cancelled and hold it for a person to confirm."""
     name = "prepare_registration_cancellation"
@@ -263,7 +267,7 @@ def cancellation_review(registration: Registration, ctx: ActionContext) -> dict[
 
 @human_action(CONFIRM_CANCELLATION, schema=ConfirmCancellationInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
-def confirm_cancellation(db: Storage, params: dict[str, Any], ctx: ActionContext
+def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: ActionContext
                          ) -> ToolResult:
     """A person confirms: cancel once and free one seat; a repeat frees nothing."""
     name = CONFIRM_CANCELLATION
