@@ -13,6 +13,8 @@ from flask import url_for
 from helpers import attribute
 from helpers import page_address
 
+from flask_webmcp import STATIC_URL_PATH
+from flask_webmcp.htmx import SCRIPTS
 from webapp import create_app
 from webapp.web.caching import MAX_AGE
 
@@ -33,7 +35,7 @@ def test_asset_urls_carry_a_content_hash(client):
     urls = ([attribute(link, "href") for link in soup.find_all("link", rel="stylesheet")]
             + [attribute(script, "src") for script in soup.find_all("script", src=True)])
     paths = [urlsplit(url).path for url in urls]
-    assert {"/static/js/htmx-4.0.1.min.js", "/static/webmcp/webmcp-bridge.js"} <= set(paths)
+    assert {f"{STATIC_URL_PATH}/{script}" for script in SCRIPTS} <= set(paths)
     for url in urls:
         parts = urlsplit(url)
         content = client.get(parts.path).data  # what is served at the address, unversioned

@@ -5,9 +5,10 @@
 What a request needs lives here: `catalog` (tools as data), `result` (the envelope), `forms`
 (schema -> controls), `inputs` (request -> validated input), `negotiation` (JSON / partial /
 page answers), `carry` (where a POST's result waits for the page after its redirect,
-server-side), `input_schema` (each tool's JSON Schema, as a browser derives it from the
-form or for a client shown no page), `apidoc` (OpenAPI), `mcp` (the same tools for MCP
-clients) and the macros in `templates/webmcp/`. What development
+server-side), `htmx` (the htmx it is written for, shipped beside the bridge), `input_schema`
+(each tool's JSON Schema, as a browser derives it from the form or for a client shown no
+page), `apidoc` (OpenAPI), `mcp` (the same tools for MCP clients) and the macros in
+`templates/webmcp/`. What development
 needs lives in `dev/` — schema synthesis, the linter and the `flask webmcp lint|manifest`
 commands — and is imported only when such a command or a test runs.
 """
@@ -23,6 +24,7 @@ import click
 from flask import Blueprint
 from flask import Flask
 
+from . import htmx
 from .carry import CarriedResults
 from .carry import use_carried_results
 from .catalog import Catalog
@@ -37,7 +39,7 @@ from .text import LocaleSelector
 from .text import Text
 from .text import flask_babel_locale
 
-# Where the extension's static files (the bridge) are served from, beside the app's /static.
+# Where the extension's static files (htmx, the bridge) are served, beside the app's /static.
 STATIC_URL_PATH = "/static/webmcp"
 
 
@@ -84,7 +86,7 @@ class WebMCP:
         app.extensions["webmcp"] = self
         if self.carried is not None:
             use_carried_results(app, self.carried)
-        # The bridge (static/webmcp-bridge.js) at url_for("webmcp.static", filename=...).
+        # The bridge and the htmx it drives (`htmx.SCRIPTS`) at url_for("webmcp.static", ...).
         app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates",
                                          static_folder="static",
                                          static_url_path=STATIC_URL_PATH))
@@ -97,6 +99,7 @@ class WebMCP:
             hx_partial_request=is_partial,
             webmcp_error_slot=error_slot_id,
             webmcp_csrf_field=csrf_field,
+            webmcp_scripts=htmx.SCRIPTS,
         )
 
     def tool(self, name: str) -> Tool:
@@ -128,4 +131,4 @@ class DevCommands(click.Group):
         return webmcp_cli.get_command(ctx, cmd_name)
 
 
-__all__ = ["CarriedResults", "Catalog", "CsrfField", "Tool", "WebMCP"]
+__all__ = ["STATIC_URL_PATH", "CarriedResults", "Catalog", "CsrfField", "Tool", "WebMCP"]

@@ -30,13 +30,13 @@ from flask import request
 from flask import session
 from werkzeug.wrappers import Response as BaseResponse
 
+from . import htmx
 from .carry import carried_results
 from .result import Status
 from .result import ToolResult
 
 # Answers that branch on these request headers must say so, or caches mix them up.
-VARY_HEADERS = ("Accept", "HX-Request", "HX-Request-Type", "HX-Boosted",
-                "HX-History-Restore-Request")
+VARY_HEADERS = ("Accept", *htmx.NEGOTIATED_BY)
 CARRY_KEY = "webmcp_carried_result"  # in the session: the key of the carried result
 # Results that lead to another page; any other result is answered in place.
 PROGRESS = (Status.SUCCESS, Status.CONFIRMATION_REQUIRED)
@@ -56,10 +56,10 @@ def is_partial() -> bool:
     """True for an htmx request that swaps part of a page (not a history restore or a boost)."""
     headers = request.headers
     return (
-        headers.get("HX-Request") == "true"
-        and headers.get("HX-Boosted") != "true"
-        and headers.get("HX-History-Restore-Request") != "true"
-        and headers.get("HX-Request-Type", "partial") != "full"
+        headers.get(htmx.REQUEST) == "true"
+        and headers.get(htmx.BOOSTED) != "true"
+        and headers.get(htmx.HISTORY_RESTORE) != "true"
+        and headers.get(htmx.REQUEST_TYPE, "partial") != "full"
     )
 
 
@@ -98,8 +98,8 @@ def render_error_result(result: ToolResult, page: str, partial: str, **context: 
     """
     response = _render(result, page, partial, error_slot_cleared=False, **context)
     if is_partial() and not wants_json():
-        response.headers["HX-Retarget"] = "#" + error_slot_id(result.action)
-        response.headers["HX-Reswap"] = "innerHTML"
+        response.headers[htmx.RETARGET] = "#" + error_slot_id(result.action)
+        response.headers[htmx.RESWAP] = "innerHTML"
     return response
 
 
