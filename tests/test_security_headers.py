@@ -10,11 +10,13 @@ from urllib.parse import urlsplit
 import pytest
 from bs4 import BeautifulSoup
 from flask import url_for
+from helpers import PROJECT_ROOT
 from helpers import attribute
 from helpers import page_address
 
 from flask_webmcp import STATIC_URL_PATH
-from flask_webmcp.htmx import SCRIPTS
+from flask_webmcp.htmx import BRIDGE_SCRIPT
+from flask_webmcp.htmx import HTMX_VERSION
 from webapp import create_app
 from webapp.web.caching import MAX_AGE
 
@@ -35,7 +37,8 @@ def test_asset_urls_carry_a_content_hash(client):
     urls = ([attribute(link, "href") for link in soup.find_all("link", rel="stylesheet")]
             + [attribute(script, "src") for script in soup.find_all("script", src=True)])
     paths = [urlsplit(url).path for url in urls]
-    assert {f"{STATIC_URL_PATH}/{script}" for script in SCRIPTS} <= set(paths)
+    assert {f"/static/js/htmx-{HTMX_VERSION}.min.js", f"{STATIC_URL_PATH}/{BRIDGE_SCRIPT}"
+            } <= set(paths)
     for url in urls:
         parts = urlsplit(url)
         content = client.get(parts.path).data  # what is served at the address, unversioned
@@ -156,3 +159,9 @@ def test_a_neutral_address_is_public_where_it_answers_and_never_where_it_redirec
 def test_static_files_are_kept_for_a_year(client):
     answer = client.get("/static/css/site.css")
     assert answer.headers["Cache-Control"] == "max-age=31536000, public"
+
+
+def test_the_vendored_htmx_is_the_one_flask_webmcp_is_written_for():
+    """The file's name comes from the extension's declaration; its content must agree."""
+    vendored = PROJECT_ROOT / "static" / "js" / f"htmx-{HTMX_VERSION}.min.js"
+    assert f'this.version="{HTMX_VERSION}"' in vendored.read_text(encoding="utf-8")

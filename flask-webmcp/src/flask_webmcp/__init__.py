@@ -5,7 +5,7 @@
 What a request needs lives here: `catalog` (tools as data), `result` (the envelope), `forms`
 (schema -> controls), `inputs` (request -> validated input), `negotiation` (JSON / partial /
 page answers), `carry` (where a POST's result waits for the page after its redirect,
-server-side), `htmx` (the htmx it is written for, shipped beside the bridge), `input_schema`
+server-side), `htmx` (the htmx version and headers it is written for), `input_schema`
 (each tool's JSON Schema, as a browser derives it from the form or for a client shown no
 page), `apidoc` (OpenAPI), `mcp` (the same tools for MCP clients) and the macros in
 `templates/webmcp/`. What development
@@ -39,7 +39,7 @@ from .text import LocaleSelector
 from .text import Text
 from .text import flask_babel_locale
 
-# Where the extension's static files (htmx, the bridge) are served, beside the app's /static.
+# Where the extension's static files (the bridge) are served, beside the app's /static.
 STATIC_URL_PATH = "/static/webmcp"
 
 
@@ -86,7 +86,7 @@ class WebMCP:
         app.extensions["webmcp"] = self
         if self.carried is not None:
             use_carried_results(app, self.carried)
-        # The bridge and the htmx it drives (`htmx.SCRIPTS`) at url_for("webmcp.static", ...).
+        # The bridge (`htmx.BRIDGE_SCRIPT`) at url_for("webmcp.static", filename=...).
         app.register_blueprint(Blueprint("webmcp", __name__, template_folder="templates",
                                          static_folder="static",
                                          static_url_path=STATIC_URL_PATH))
@@ -99,7 +99,8 @@ class WebMCP:
             hx_partial_request=is_partial,
             webmcp_error_slot=error_slot_id,
             webmcp_csrf_field=csrf_field,
-            webmcp_scripts=htmx.SCRIPTS,
+            webmcp_bridge_script=htmx.BRIDGE_SCRIPT,
+            webmcp_htmx_version=htmx.HTMX_VERSION,
         )
 
     def tool(self, name: str) -> Tool:

@@ -1,18 +1,15 @@
 """What flask-webmcp knows of htmx, in one place.
 
 The bridge drives htmx itself (`htmx.swap()`, htmx 4's API) and the answers follow htmx's
-headers, so the extension is written for one version of htmx and ships it beside the bridge:
-a page includes both from the extension's static files (`SCRIPTS`, or the `webmcp_scripts`
-macro), and upgrading htmx means changing this module and that file.
+headers, so the extension is written for one version of htmx: the app vendors that version
+and includes it before the bridge (`BRIDGE_SCRIPT`, from the extension's static files), and
+upgrading htmx starts here.
 """
 
 from __future__ import annotations
 
-HTMX_VERSION = "4.0.1"
-HTMX_SCRIPT = f"htmx-{HTMX_VERSION}.min.js"
-BRIDGE_SCRIPT = "webmcp-bridge.js"
-# What a page with htmx tool forms includes, in order (the bridge uses htmx).
-SCRIPTS = (HTMX_SCRIPT, BRIDGE_SCRIPT)
+HTMX_VERSION = "4.0.1"  # the htmx the bridge and the answers are written for
+BRIDGE_SCRIPT = "webmcp-bridge.js"  # at url_for("webmcp.static", filename=BRIDGE_SCRIPT)
 
 # Request headers htmx sends.
 REQUEST = "HX-Request"  # "true" on every request htmx makes
@@ -26,5 +23,5 @@ RESWAP = "HX-Reswap"
 # The request headers an answer depends on (partial or page), for `Vary`.
 NEGOTIATED_BY = (REQUEST, REQUEST_TYPE, BOOSTED, HISTORY_RESTORE)
 
-__all__ = ["BOOSTED", "BRIDGE_SCRIPT", "HISTORY_RESTORE", "HTMX_SCRIPT", "HTMX_VERSION",
-           "NEGOTIATED_BY", "REQUEST", "REQUEST_TYPE", "RESWAP", "RETARGET", "SCRIPTS"]
+__all__ = ["BOOSTED", "BRIDGE_SCRIPT", "HISTORY_RESTORE", "HTMX_VERSION", "NEGOTIATED_BY",
+           "REQUEST", "REQUEST_TYPE", "RESWAP", "RETARGET"]
