@@ -97,7 +97,8 @@ catalogs: $(CATALOGS:.po=.mo)
 ## translate what is new or marked fuzzy; `make test` fails until nothing is missing)
 translations: $(VENV)/.installed
 	mkdir -p build
-	$(BIN)/pybabel extract -F babel.cfg -k _l -k lazy_gettext --add-location=file \
+	$(BIN)/pybabel extract -F babel.cfg -k _l -k lazy_gettext -k lazy_ngettext:1,2 \
+	    --add-location=file \
 	    --sort-by-file --no-wrap -c Translators: -o build/messages.pot .
 	$(BIN)/pybabel update -i build/messages.pot -d webapp/translations \
 	    --no-wrap --ignore-obsolete

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from statistics import median
 from typing import Any
+from typing import cast
 from urllib.parse import parse_qsl
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
@@ -28,6 +29,7 @@ from webapp.domain.actions.events import event_query
 from webapp.domain.schemas import PAGE_SIZE
 from webapp.domain.schemas import SEARCH_COUNT_CAP
 from webapp.domain.schemas import SearchEventsInput
+from webapp.domain.schemas import SearchEventsParams
 from webapp.storage import EventQuery
 from webapp.storage.sqlite import SQLiteStorage
 
@@ -50,7 +52,8 @@ class Endpoint:
 
     def storage_query(self) -> EventQuery:
         """The query the server asks the storage for this search, built by the app's code."""
-        params = load_input(SearchEventsInput, dict(parse_qsl(urlsplit(self.path).query)))
+        loaded = load_input(SearchEventsInput, dict(parse_qsl(urlsplit(self.path).query)))
+        params = cast(SearchEventsParams, loaded)  # what that schema loads
         return event_query(params, datetime.now(UTC), ZoneInfo(DEFAULT_SITE_TIMEZONE))
 
 

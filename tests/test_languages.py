@@ -38,6 +38,20 @@ def browser(app):
     ("en-US,en;q=0.9", "en"),
     ("fr-FR, en;q=0.5, zh;q=0.4", "en"),  # the best one the site speaks
     ("ja, ko", "zh-TW"),
+    ("zh-CN", "zh-TW"),
+    ("zh-HK", "zh-TW"),
+    ("zh", "zh-TW"),
+    ("en-GB", "en"),
+    ("fr, en;q=0.5", "en"),
+    # By rank, whether the site has the very tag or only its language: "en" is not preferred
+    # for being exact, nor is the first tag written.
+    ("zh-CN, en;q=0.5", "zh-TW"),
+    ("zh-HK, en-US;q=0.9, en;q=0.8", "zh-TW"),
+    ("en-GB;q=0.8, zh-TW;q=0.5", "en"),
+    ("en;q=0.5, zh-CN;q=0.8", "zh-TW"),
+    ("fr, en;q=0", "zh-TW"),  # q=0: not English
+    ("en, zh", "zh-TW"),  # a tie: the site's own language
+    ("*", "zh-TW"),
 ])
 def test_a_first_visit_follows_accept_language(browser, accept, language):
     headers = {"Accept-Language": accept} if accept else {}

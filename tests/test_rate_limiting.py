@@ -345,3 +345,19 @@ def test_the_refusal_is_in_the_language_of_the_request(app):
     assert body["status"] == "rate_limited"
     assert body["message"] == "短時間內來自你的網路的新工作階段太多了。請稍後再試。"
     assert "最多 一小時" in body["nextAction"]
+
+
+@pytest.mark.parametrize(("limit", "language", "lasts"), [
+    ("1 per hour", "en", "up to an hour;"),
+    ("1 per 2 hours", "en", "up to 2 hours;"),
+    ("1 per 2 hours", "zh-TW", "最多 2 小時；"),
+    ("1 per 3 days", "en", "up to 3 days;"),
+])
+def test_the_refusal_says_how_long_the_budget_lasts_in_the_form_its_number_takes(
+        app, limit, language, lasts):
+    app.config["RATELIMIT_NEW_VISITORS_PER_ADDRESS"] = limit
+    first, second = Visitor(app), Visitor(app)
+    assert first.post(f"/{language}/events/{EVENT}/save", headers=JSON).status_code == 200
+    body = second.post(f"/{language}/events/{EVENT}/save", headers=JSON).get_json()
+    assert body["status"] == "rate_limited"
+    assert lasts in body["nextAction"]

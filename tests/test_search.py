@@ -136,6 +136,13 @@ def test_bad_input_is_invalid_input_with_the_field_named(client, params, field):
     assert all(isinstance(text, str) and text for text in body["errors"][field])
 
 
+def test_a_query_too_long_says_how_many_characters_it_may_hold(client):
+    code, body = search(client, query="x" * 101)
+    assert code == 422 and body["errors"] == {"query": ["Use at most 100 characters."]}
+    chinese = client.get("/zh-TW/events?" + urlencode({"query": "x" * 101}), headers=JSON)
+    assert chinese.get_json()["errors"] == {"query": ["最多 100 個字元。"]}
+
+
 def test_field_errors_are_shown_next_to_the_fields(client):
     url = "/en/events?date_from=2027-02-01&date_to=2027-01-01"
     page = client.get(url)
@@ -303,6 +310,49 @@ def test_pages_of_ten(client):
     assert "past the last page" in past_the_end["message"]
 
 
+# A word no sample event says: a search for it finds exactly the events a test adds with it.
+COUNTED_WORD = "Quokka"
+
+
+def add_events_saying(app, clock, word: str, how_many: int) -> None:
+    """`how_many` upcoming events whose titles hold `word`, a day apart."""
+    start = clock() + timedelta(days=3)
+    with app.app_context():
+        get_db().import_events([Event(
+            id=f"evt-{word.lower()}-{number}", title=f"{word} 讀書會 {number}",
+            summary="每週一次。", description="", starts_at=start + timedelta(days=number),
+            ends_at=start + timedelta(days=number, hours=2), location="taichung",
+            venue="臺中市立圖書館", price="free", level="beginner", capacity=20, held_seats=0,
+            registration_deadline=start + timedelta(days=number - 1))
+            for number in range(how_many)])
+
+
+@pytest.mark.parametrize(("how_many", "page", "english", "chinese"), [
+    (1, 1, "Found 1 upcoming event.", "找到 1 場即將舉辦的活動。"),
+    (1, 2, "Found 1 upcoming event, but page 2 is past the last page.",
+     "找到 1 場即將舉辦的活動，但第 2 頁已超過最後一頁。"),
+    (3, 1, "Found 3 upcoming events; showing 1 to 3.",
+     "找到 3 場即將舉辦的活動；顯示第 1 到第 3 場。"),
+    (3, 2, "Found 3 upcoming events, but page 2 is past the last page.",
+     "找到 3 場即將舉辦的活動，但第 2 頁已超過最後一頁。"),
+    (11, 2, "Found 11 upcoming events; showing 11 to 11.",  # one shown, 11 found
+     "找到 11 場即將舉辦的活動；顯示第 11 到第 11 場。"),
+])
+def test_the_summary_says_the_count_in_its_plural_form(app, client, clock, how_many, page,
+                                                      english, chinese):
+    """One event, several events: the form the count takes in each language (Chinese has
+    one), on the page and in the JSON answer alike."""
+    add_events_saying(app, clock, COUNTED_WORD, how_many)
+    code, body = search(client, query=COUNTED_WORD, page=page)
+    assert code == 200 and body["data"]["count"] == how_many
+    assert body["message"] == english
+    for language, sentence in (("en", english), ("zh-TW", chinese)):
+        answer = client.get(f"/{language}/events?" + urlencode({"query": COUNTED_WORD,
+                                                                 "page": page}))
+        summary = one(BeautifulSoup(answer.data, "html.parser"), ".results-summary")
+        assert summary.get_text() == sentence, language
+
+
 @pytest.mark.both_backends
 def test_count_is_exact_up_to_the_cap_then_flagged(client, many_events):
     _, exact = search(client, location="online")
@@ -415,7 +465,7 @@ def test_the_wordiest_query_finds_its_event(client):
 
 # -- PostgreSQL finds what SQLite finds ------------------------------------------------------
 
-TYPED = sorted({*FULL_TEXT_SYNTAX, *AROUND_A_WORD, "webmcp", "Agent", *TAI_FORMS,
+TYPED = sorted({*FULL_TEXT_SYNTAX, *AROUND_A_WORD, "webmcp", "Agent", *TAI_FORMS, COUNTED_WORD,
                 *(typed for typed, _ in FINDS + MISSES + IN_EACH_FIELD),
                 the_wordiest_chinese_text()[0]})
 WITH_FILTERS = [{}, {"location": "taipei", "price": "free"}, {"level": "beginner"}]

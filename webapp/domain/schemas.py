@@ -15,6 +15,7 @@ from typing import cast
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
+from flask_babel import lazy_ngettext
 from marshmallow import RAISE
 from marshmallow import Schema
 from marshmallow import ValidationError
@@ -52,8 +53,6 @@ INVALID = {
     fields.Integer: _l("Enter a whole number."),
     fields.String: _l("Enter text."),
 }
-LONGER_THAN = _l("Use at most {max} characters.")
-LENGTH_BETWEEN = _l("Use {min} to {max} characters.")
 
 
 class WholeMatch(validate.Regexp):
@@ -142,9 +141,16 @@ def one_of(vocabulary: dict[str, Any]) -> validate.OneOf:
                           error=_l("Must be one of: {choices}."))
 
 
-def length(min: int | None = None, max: int | None = None) -> validate.Length:  # noqa: A002
+def length(*, min: int | None = None, max: int) -> validate.Length:  # noqa: A002
     """A length validator that says what is wrong in the language of the request."""
-    return validate.Length(min=min, max=max, error=LENGTH_BETWEEN if min else LONGER_THAN)
+    # In the plural form the most characters allowed takes; marshmallow fills {min} and {max}.
+    if min:
+        error = lazy_ngettext("Use {min} to {max} character.", "Use {min} to {max} characters.",
+                              max)
+    else:
+        error = lazy_ngettext("Use at most {max} character.", "Use at most {max} characters.",
+                              max)
+    return validate.Length(min=min, max=max, error=cast(str, error))
 
 
 def invalid_message(field_obj: fields.Field[Any]) -> Any:
@@ -201,9 +207,11 @@ class SearchEventsInput(ToolInput):
         metadata={"label": _l("To"), "description": _l("Latest start date, inclusive")})
     page = fields.Integer(
         load_default=1,
-        validate=validate.Range(min=1, max=LAST_PAGE, error=_l(
-            "Give a page from {min} to {max}: a search shows its first %(cap)s matches. Add "
-            "words or filters to find others.", cap=SEARCH_COUNT_CAP)),
+        validate=validate.Range(min=1, max=LAST_PAGE, error=cast(str, lazy_ngettext(
+            "Give a page from {min} to {max}: a search shows its first %(num)s match. Add "
+            "words or filters to find others.",
+            "Give a page from {min} to {max}: a search shows its first %(num)s matches. Add "
+            "words or filters to find others.", SEARCH_COUNT_CAP))),
         metadata={"label": _l("Page"),
                   "description": _l("Page of results, %(size)s per page", size=PAGE_SIZE)})
 

@@ -7,6 +7,7 @@ details go to the server log.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from flask import Flask
@@ -16,6 +17,8 @@ from flask import request
 from flask import url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
+from flask_babel.speaklater import LazyString
 from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from limits import RateLimitItem
@@ -70,21 +73,22 @@ def same_site_path(path: str, query: str = "") -> str:
     return f"{path}?{query}" if query else path
 
 
-# How long a rate limit's window lasts, by its unit: one of them, and several.
-WINDOWS = {
-    "second": (_l("a second"), _l("%(num)s seconds")),
-    "minute": (_l("a minute"), _l("%(num)s minutes")),
-    "hour": (_l("an hour"), _l("%(num)s hours")),
-    "day": (_l("a day"), _l("%(num)s days")),
-    "month": (_l("a month"), _l("%(num)s months")),
-    "year": (_l("a year"), _l("%(num)s years")),
+# How long a rate limit's window lasts, by its unit: one of it, in words of its own ("a
+# minute", not "1 minute"), and a number of them, in the plural form the number takes.
+WINDOWS: dict[str, tuple[LazyString, Callable[[int], str]]] = {
+    "second": (_l("a second"), lambda num: ngettext("%(num)s second", "%(num)s seconds", num)),
+    "minute": (_l("a minute"), lambda num: ngettext("%(num)s minute", "%(num)s minutes", num)),
+    "hour": (_l("an hour"), lambda num: ngettext("%(num)s hour", "%(num)s hours", num)),
+    "day": (_l("a day"), lambda num: ngettext("%(num)s day", "%(num)s days", num)),
+    "month": (_l("a month"), lambda num: ngettext("%(num)s month", "%(num)s months", num)),
+    "year": (_l("a year"), lambda num: ngettext("%(num)s year", "%(num)s years", num)),
 }
 
 
 def window(limit: RateLimitItem) -> str:
     """How long a rate limit's budget lasts, in words ("a minute", "an hour", "2 days")."""
     one, several = WINDOWS[limit.GRANULARITY.name]
-    return str(one) if limit.multiples == 1 else str(several) % {"num": limit.multiples}
+    return str(one) if limit.multiples == 1 else several(limit.multiples)
 
 
 def error_heading(result: ToolResult) -> str:

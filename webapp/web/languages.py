@@ -18,6 +18,7 @@ Both kinds of answer say `Vary: Accept-Language, Cookie`. `/health`, `/openapi.j
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -30,6 +31,7 @@ from flask import redirect
 from flask import request
 from flask import url_for
 from flask_babel import Babel
+from werkzeug.datastructures import LanguageAccept
 from werkzeug.routing import BaseConverter
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -59,6 +61,10 @@ COOKIE = "language"
 ONE_YEAR = 365 * 24 * 3600
 # What a language-neutral answer depends on.
 NEGOTIATED_BY = ("Accept-Language", "Cookie")
+# The site's language for each primary language subtag it reads, Chinese first: of two
+# equally ranked, best_match takes the first.
+BY_PRIMARY_SUBTAG = {"zh": "zh-TW", "en": "en"}
+SUBTAG_SEPARATOR = re.compile("[-_]")
 # Endpoints with no language: they say nothing to people.
 NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.", "discovery.", "calendars.")
 
@@ -70,19 +76,19 @@ class LanguageConverter(BaseConverter):
 
 
 def preferred_language() -> str:
-    """The visitor's language for a neutral address: their last choice, else the first of
-    their `Accept-Language` the site speaks (any Chinese reads the Traditional Chinese site),
+    """The visitor's language for a neutral address: their last choice, else the site's
+    language their `Accept-Language` ranks highest (any Chinese tag reads the Traditional
+    Chinese site, any English tag the English one; `q=0` refuses one; Chinese wins a tie),
     else Chinese."""
     chosen = request.cookies.get(COOKIE)
     if chosen in LANGUAGES:
         return chosen
-    for tag, _quality in request.accept_languages:
-        primary = tag.lower().split("-")[0]
-        if primary == "zh":
-            return "zh-TW"
-        if primary == "en":
-            return "en"
-    return DEFAULT
+    # Weighed by primary subtag alone: given the full tags, best_match takes an exact match
+    # ("en;q=0.5") before a better-ranked tag it only matches by its primary subtag ("zh-CN").
+    ranked = LanguageAccept((SUBTAG_SEPARATOR.split(tag, maxsplit=1)[0], quality)
+                            for tag, quality in request.accept_languages)
+    best = ranked.best_match(BY_PRIMARY_SUBTAG)
+    return BY_PRIMARY_SUBTAG[best] if best else DEFAULT
 
 
 def current_language() -> Language:

@@ -10,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -94,28 +95,35 @@ def first_index(page: int) -> int:
 
 
 def _found_message(count: int, capped: bool, page: int, shown: int) -> str:
+    # ngettext picks the form by the count, as each language's plural rules say (English:
+    # 1 event, 2 events; Chinese has one form); `num` is the count in every sentence.
     if shown == 0:
         if capped:
-            return _("Found more than %(count)s upcoming events, but page %(page)s is past the "
-                     "last page.", count=count, page=page)
-        if count == 1:
-            return _("Found 1 upcoming event, but page %(page)s is past the last page.",
-                     page=page)
-        return _("Found %(count)s upcoming events, but page %(page)s is past the last page.",
-                 count=count, page=page)
+            return ngettext("Found more than %(num)s upcoming event, but page %(page)s is past "
+                            "the last page.",
+                            "Found more than %(num)s upcoming events, but page %(page)s is past "
+                            "the last page.", count, page=page)
+        return ngettext("Found %(num)s upcoming event, but page %(page)s is past the last page.",
+                        "Found %(num)s upcoming events, but page %(page)s is past the last "
+                        "page.", count, page=page)
     first = first_index(page) + 1
     last = first + shown - 1
     if capped and page == LAST_PAGE:
-        return _("Found more than %(count)s upcoming events; showing %(first)s to %(last)s. "
-                 "This is the last page: add words or filters to find others.",
-                 count=count, first=first, last=last)
+        return ngettext("Found more than %(num)s upcoming event; showing %(first)s to %(last)s. "
+                        "This is the last page: add words or filters to find others.",
+                        "Found more than %(num)s upcoming events; showing %(first)s to "
+                        "%(last)s. This is the last page: add words or filters to find others.",
+                        count, first=first, last=last)
     if capped:
-        return _("Found more than %(count)s upcoming events; showing %(first)s to %(last)s.",
-                 count=count, first=first, last=last)
+        return ngettext("Found more than %(num)s upcoming event; showing %(first)s to %(last)s.",
+                        "Found more than %(num)s upcoming events; showing %(first)s to "
+                        "%(last)s.", count, first=first, last=last)
     if count == 1:
+        # A lone result has no range to show ("1 to 1"): its own sentence, not a plural form.
         return _("Found 1 upcoming event.")
-    return _("Found %(count)s upcoming events; showing %(first)s to %(last)s.",
-             count=count, first=first, last=last)
+    return ngettext("Found %(num)s upcoming event; showing %(first)s to %(last)s.",
+                    "Found %(num)s upcoming events; showing %(first)s to %(last)s.",
+                    count, first=first, last=last)
 
 
 def unknown_event(name: str) -> ToolResult:
