@@ -22,6 +22,7 @@ from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
 
 from ..clock import site_timezone
+from ..domain.activity import ACTIVITY_WORDS
 from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
@@ -108,22 +109,8 @@ def city_beside_venue(event: dict[str, Any]) -> str:
     return "" if city.casefold() in venue or event["location"] in venue else city
 
 
-# The activity log in words: what was done (by action name) and how it ended (by status word).
-ACTIVITY_ACTIONS = {
-    "search_events": _l("Search events"),
-    "get_event_details": _l("Get event details"),
-    "save_event": _l("Save event"),
-    "remove_saved_event": _l("Remove saved event"),
-    "prepare_event_registration": _l("Prepare event registration"),
-    "confirm_registration": _l("Confirm registration"),
-    "prepare_registration_cancellation": _l("Prepare registration cancellation"),
-    "confirm_cancellation": _l("Confirm cancellation"),
-    "connect_agent": _l("Connect an agent"),
-    "disconnect_agent": _l("Disconnect an agent"),
-    "make_calendar_feed": _l("Make a calendar address"),
-    "stop_calendar_feed": _l("Stop the calendar address"),
-}
-# Who did it: the person, their agent in this browser (WebMCP), or an agent they connected.
+# The activity log in words. What each action is called is declared on it (domain.activity);
+# who did it: the person, their agent in this browser (WebMCP), or an agent they connected.
 SOURCES = {
     "human": _l("You"),
     "agent": _l("Your agent"),
@@ -142,24 +129,7 @@ OUTCOMES = {
 }
 
 
-# What an activity line says when it went through: who did what, about which event. The ones
-# waiting for the person say so.
-ACTIVITY_SENTENCES = {
-    "search_events": _l("%(who)s searched the events"),
-    "get_event_details": _l("%(who)s looked at “%(title)s”"),
-    "save_event": _l("%(who)s saved “%(title)s”"),
-    "remove_saved_event": _l("%(who)s removed “%(title)s” from the saved events"),
-    "prepare_event_registration": _l("%(who)s prepared a registration for “%(title)s”: "
-                                     "waiting for you to confirm"),
-    "confirm_registration": _l("%(who)s registered for “%(title)s”"),
-    "prepare_registration_cancellation": _l("%(who)s prepared cancelling “%(title)s”: "
-                                            "waiting for you to confirm"),
-    "confirm_cancellation": _l("%(who)s cancelled the registration for “%(title)s”"),
-    "connect_agent": _l("%(who)s connected an agent"),
-    "disconnect_agent": _l("%(who)s disconnected an agent"),
-    "make_calendar_feed": _l("%(who)s made a new calendar address"),
-    "stop_calendar_feed": _l("%(who)s stopped the calendar address"),
-}
+# The outcomes after which a line says what was done (the ones waiting for the person say so).
 WENT_THROUGH = ("success", "no_results", "confirmation_required")
 
 
@@ -168,16 +138,17 @@ def activity_sentence(line: dict[str, Any]) -> str:
     refused says what was tried and why ("Your agent tried: Save event — not found")."""
     who = activity_source(line["source"])
     title = line.get("title") or _("an event")
-    sentence = ACTIVITY_SENTENCES.get(line["action"])
-    if sentence is not None and line["status"] in WENT_THROUGH:
-        return str(sentence) % {"who": who, "title": title}
+    words = ACTIVITY_WORDS.get(line["action"])
+    if words is not None and line["status"] in WENT_THROUGH:
+        return str(words.done) % {"who": who, "title": title}
     return _("%(who)s tried: %(what)s (%(outcome)s)", who=who,
              what=activity_action(line["action"]), outcome=activity_outcome(line["status"]))
 
 
 def activity_action(name: str) -> str:
     """What an activity line did, in words (an action added later reads as its name)."""
-    return str(ACTIVITY_ACTIONS.get(name, name.replace("_", " ").capitalize()))
+    words = ACTIVITY_WORDS.get(name)
+    return str(words.tried) if words else name.replace("_", " ").capitalize()
 
 
 def activity_source(source: str) -> str:

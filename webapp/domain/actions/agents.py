@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -23,6 +24,7 @@ from flask_webmcp.result import not_found
 
 from ...storage import AgentConnection
 from ...storage import Storage
+from ..activity import logged_as
 from ..projections import local_time
 from ..schemas import ConnectAgentInput
 from ..schemas import ConnectAgentParams
@@ -37,6 +39,8 @@ TOKEN_PREFIX = "wme_"  # noqa: S105 - a prefix, not a secret
 LAST_USED_PRECISION = timedelta(minutes=1)
 
 
+@logged_as(_l("Connect an agent"),
+           _l("%(who)s connected an agent"))
 @human_action("connect_agent", schema=ConnectAgentInput, creates=True,
               answers=(Status.SUCCESS,))
 def connect_agent(db: Storage, params: ConnectAgentParams, ctx: ActionContext) -> ToolResult:
@@ -59,6 +63,8 @@ def connect_agent(db: Storage, params: ConnectAgentParams, ctx: ActionContext) -
     )
 
 
+@logged_as(_l("Disconnect an agent"),
+           _l("%(who)s disconnected an agent"))
 @human_action("disconnect_agent", schema=DisconnectAgentInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND))
 def disconnect_agent(db: Storage, params: DisconnectAgentParams, ctx: ActionContext) -> ToolResult:

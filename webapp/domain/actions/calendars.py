@@ -15,6 +15,7 @@ import secrets
 from typing import Any
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -23,6 +24,7 @@ from flask_webmcp.result import not_found
 
 from ...storage import Registration
 from ...storage import Storage
+from ..activity import logged_as
 from ..projections import event_details
 from ..projections import local_time
 from ..schemas import CalendarFeedInput
@@ -34,6 +36,8 @@ from . import ActionContext
 TOKEN_PREFIX = "cal_"  # noqa: S105 - a prefix, not a secret
 
 
+@logged_as(_l("Make a calendar address"),
+           _l("%(who)s made a new calendar address"))
 @human_action("make_calendar_feed", schema=CalendarFeedInput, creates=True,
               answers=(Status.SUCCESS,))
 def make_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
@@ -50,6 +54,8 @@ def make_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> Too
     )
 
 
+@logged_as(_l("Stop the calendar address"),
+           _l("%(who)s stopped the calendar address"))
 @human_action("stop_calendar_feed", schema=CalendarFeedInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND))
 def stop_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:

@@ -10,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 
 from flask_webmcp.actions import human_action
@@ -19,6 +20,7 @@ from flask_webmcp.result import not_found
 
 from ...storage import EventQuery
 from ...storage import Storage
+from ..activity import logged_as
 from ..catalog import CATALOG
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
@@ -56,6 +58,8 @@ def event_query(params: SearchEventsParams, now: datetime, timezone: ZoneInfo) -
     )
 
 
+@logged_as(_l("Search events"),
+           _l("%(who)s searched the events"))
 @CATALOG.action("search_events", answers=(Status.SUCCESS, Status.NO_RESULTS))
 def search_events(db: Storage, params: SearchEventsParams, ctx: ActionContext) -> ToolResult:
     """Upcoming events matching every filter given, soonest first, a page at a time."""
@@ -133,6 +137,8 @@ def unknown_event(name: str) -> ToolResult:
                                    "never guess or alter ids."))
 
 
+@logged_as(_l("Get event details"),
+           _l("%(who)s looked at “%(title)s”"))
 @CATALOG.action("get_event_details", answers=(Status.SUCCESS, Status.NOT_FOUND))
 def get_event_details(db: Storage, params: EventParams, ctx: ActionContext) -> ToolResult:
     """Everything about one event, with its seats counted now."""
@@ -158,6 +164,8 @@ def get_event_details(db: Storage, params: EventParams, ctx: ActionContext) -> T
     )
 
 
+@logged_as(_l("Save event"),
+           _l("%(who)s saved “%(title)s”"))
 @CATALOG.action("save_event", answers=(Status.SUCCESS, Status.NOT_FOUND))
 def save_event(db: Storage, params: EventParams, ctx: ActionContext) -> ToolResult:
     """Save an event for the visitor; saving it again changes nothing."""
@@ -177,6 +185,8 @@ def save_event(db: Storage, params: EventParams, ctx: ActionContext) -> ToolResu
     )
 
 
+@logged_as(_l("Remove saved event"),
+           _l("%(who)s removed “%(title)s” from the saved events"))
 @human_action("remove_saved_event", answers=(Status.SUCCESS, Status.NOT_FOUND),
               schema=SaveEventInput)
 def remove_saved_event(db: Storage, params: EventParams, ctx: ActionContext

@@ -34,6 +34,7 @@ from ...storage import Confirmation
 from ...storage import Event
 from ...storage import Registration
 from ...storage import Storage
+from ..activity import logged_as
 from ..catalog import CATALOG
 from ..projections import activity_view
 from ..projections import event_details
@@ -154,6 +155,9 @@ def email_taken(name: str) -> ToolResult:
                                   "this event; do not retry with it."))
 
 
+@logged_as(_l("Prepare event registration"),
+           _l("%(who)s prepared a registration for “%(title)s”: "
+              "waiting for you to confirm"))
 @CATALOG.action("prepare_event_registration",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: PrepareEventRegistrationParams,
@@ -195,6 +199,8 @@ def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContex
     }
 
 
+@logged_as(_l("Confirm registration"),
+           _l("%(who)s registered for “%(title)s”"))
 @human_action(CONFIRM_REGISTRATION, schema=ConfirmInput, creates=True,
               answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
 def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
@@ -236,6 +242,9 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
     )
 
 
+@logged_as(_l("Prepare registration cancellation"),
+           _l("%(who)s prepared cancelling “%(title)s”: "
+              "waiting for you to confirm"))
 @CATALOG.action("prepare_registration_cancellation",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
@@ -265,6 +274,8 @@ def cancellation_review(registration: Registration, ctx: ActionContext) -> dict[
     }
 
 
+@logged_as(_l("Confirm cancellation"),
+           _l("%(who)s cancelled the registration for “%(title)s”"))
 @human_action(CONFIRM_CANCELLATION, schema=ConfirmCancellationInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
 def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: ActionContext
