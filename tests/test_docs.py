@@ -1,9 +1,10 @@
 """The repository documents itself: docs/ holds the design, and citations of it hold.
 
-Code, tests and the README cite `docs/design.md §N` and `docs/webmcp.md §N`. A clone has no
-other design document, so nothing tracked may point outside the tree, and every citation must
-name a file of docs/ with a heading numbered N ("## N. ..."). Files inside docs/ may cite each
-other by name alone (`webmcp.md §6`).
+Code, tests and the README cite the site's `docs/design.md §N` and flask-webmcp's
+`flask-webmcp/docs/chromium.md §N` (inside flask-webmcp/, its own `docs/chromium.md §N`). A
+clone has no other design document, so nothing tracked may point outside the tree, and every
+citation must name a file of those docs/ folders with a heading numbered N ("## N. ...").
+Files inside docs/ may cite each other by name alone (`design.md §6`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from helpers import PROJECT_ROOT
 
 DOCS = PROJECT_ROOT / "docs"
+EXTENSION = "flask-webmcp"
 # Documents outside the repository that a clone never has (spelt in pieces so that this file
 # does not match itself).
 OUTSIDE = re.compile("|".join([
@@ -24,8 +26,8 @@ OUTSIDE = re.compile("|".join([
     "DESIGN" + " §",
     "reference/" + r"webmcp\.md",
 ]))
-# docs/NAME.md §N, or §N-M / §N.M (each number must be a section of NAME.md).
-CITATION = re.compile(r"docs/([\w.-]+\.md) §(\d+(?:[.-]\d+)*)")
+# [flask-webmcp/]docs/NAME.md §N, or §N-M / §N.M (each number must be a section of NAME.md).
+CITATION = re.compile(r"((?:flask-webmcp/)?docs)/([\w.-]+\.md) §(\d+(?:[.-]\d+)*)")
 # Inside docs/: NAME.md §N, relative to docs/.
 LOCAL_CITATION = re.compile(r"(?<![\w/.-])([\w-]+\.md)\]?(?:\([\w.-]+\))? §(\d+(?:[.-]\d+)*)")
 NUMBERED_HEADING = re.compile(r"^#{1,6} (\d+)\. ", re.MULTILINE)
@@ -61,30 +63,37 @@ def section_numbers(doc: Path) -> set[str]:
     return set(NUMBERED_HEADING.findall(doc.read_text(encoding="utf-8")))
 
 
-def broken_citation(doc_name: str, sections: str) -> str | None:
+def cited_folder(citing: str, folder: str) -> Path:
+    """The docs/ folder a citation in file `citing` means: inside flask-webmcp/, its own."""
+    if citing.startswith(EXTENSION + "/") and folder == "docs":
+        return PROJECT_ROOT / EXTENSION / "docs"
+    return PROJECT_ROOT / folder
+
+
+def broken_citation(doc_name: str, sections: str, folder: Path = DOCS) -> str | None:
     """Why `doc_name §sections` points nowhere, or None when it holds."""
-    doc = DOCS / doc_name
+    doc = folder / doc_name
     if not doc.is_file():
-        return f"there is no docs/{doc_name}"
+        return f"there is no {doc.relative_to(PROJECT_ROOT)}"
     # §3.2 cites section 3; §1-3 cites sections 1 and 3.
     wanted = {part.split(".")[0] for part in sections.split("-")}
     missing = sorted(wanted - section_numbers(doc), key=int)
     if missing:
-        return f"docs/{doc_name} has no section numbered {', '.join(missing)}"
+        return f"{doc.relative_to(PROJECT_ROOT)} has no section numbered {', '.join(missing)}"
     return None
 
 
 def test_nothing_cites_documents_outside_the_repository():
     found = [f"{name}:{number}: {match.group()!r}"
              for name, number, match in lines_matching(OUTSIDE)]
-    assert not found, ("cite docs/design.md or docs/webmcp.md instead of documents a clone "
+    assert not found, ("cite docs/design.md or flask-webmcp/docs instead of documents a clone "
                        "does not have:\n" + "\n".join(found))
 
 
 def test_every_citation_of_docs_names_a_section_that_exists():
     broken = []
     for name, number, match in lines_matching(CITATION):
-        why = broken_citation(match.group(1), match.group(2))
+        why = broken_citation(match.group(2), match.group(3), cited_folder(name, match.group(1)))
         if why:
             broken.append(f"{name}:{number}: {match.group()!r}: {why}")
     assert not broken, "citations of docs/ that point nowhere:\n" + "\n".join(broken)
@@ -103,6 +112,7 @@ def test_docs_cite_each_other_by_sections_that_exist():
 
 def test_the_citations_are_found_at_all():
     """Guards the patterns above: were they to match nothing, the tests would pass vacuously."""
-    cited = {match.group(1) for _, _, match in lines_matching(CITATION)}
-    assert cited == {"design.md", "webmcp.md"}
+    cited = {str(cited_folder(name, match.group(1)).relative_to(PROJECT_ROOT) / match.group(2))
+             for name, _, match in lines_matching(CITATION)}
+    assert cited == {"docs/design.md", "flask-webmcp/docs/chromium.md"}
     assert section_numbers(DOCS / "design.md") >= {str(n) for n in range(1, 11)}

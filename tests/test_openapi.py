@@ -89,7 +89,8 @@ def request_schema(document, path: str, method: str) -> dict[str, Any]:
     return {"properties": body["properties"], "required": body.get("required", [])}
 
 
-# Formats the API documents that Chromium's schema of the same input never has (docs/webmcp.md §3).
+# Formats the API documents that Chromium's schema of the same input never has
+# (flask-webmcp/docs/chromium.md §3).
 API_ONLY_FORMATS = {"email"}
 
 # The same tool, as its form shows it on a page and as OpenAPI documents its route.

@@ -1,7 +1,8 @@
-"""The example shop with a third tool, whose templates are the linter's broken fixtures.
+"""The example shop with two more tools, whose templates are the linter's broken fixtures.
 
 `return_book` lists the visitor's orders as radio buttons titled with the books' titles
-(stored content), which one rule needs; the other two are `examples/bookshop`'s.
+(stored content), and `redeem_voucher` validates its code with a pattern that Python accepts
+and browsers ignore: two rules need them. The other tools are `examples/bookshop`'s.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 from marshmallow import Schema
 from marshmallow import fields
+from marshmallow import validate
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "examples" / "bookshop"))
 
@@ -32,10 +34,21 @@ class ReturnBookInput(Schema):
                                        "description": "Order to return, from this page"})
 
 
+# Python's `re` takes the unescaped "-" in the class; the `v` flag browsers use does not.
+VOUCHER_CODE = r"^[A-Z0-9-]{6,12}$"
+
+
+class RedeemVoucherInput(Schema):
+    code = fields.String(required=True, validate=validate.Regexp(VOUCHER_CODE),
+                         metadata={"label": "Voucher code", "description": "Code on the voucher"})
+
+
 CATALOG = Catalog([
     *bookshop.CATALOG,
     Tool(name="return_book", title="Return a book", schema=ReturnBookInput, autosubmit=False,
          description="Return one of the books ordered. The person confirms the return."),
+    Tool(name="redeem_voucher", title="Redeem a voucher", schema=RedeemVoucherInput,
+         autosubmit=False, description="Redeem a gift voucher. The person confirms it."),
 ])
 
 
@@ -58,5 +71,9 @@ def create_app() -> Flask:
     @app.post("/orders/return")
     def return_book() -> str:
         return "returned"
+
+    @app.post("/vouchers")
+    def redeem_voucher() -> str:
+        return "redeemed"
 
     return app

@@ -16,7 +16,7 @@ from typing import Any
 from playwright.sync_api import Error
 from playwright.sync_api import Page
 
-# What Chromium turns into a tool: a form with both attributes (docs/webmcp.md §2).
+# What Chromium turns into a tool: a form with both attributes (flask-webmcp/docs/chromium.md §2).
 TOOL_FORMS = "form[toolname][tooldescription]"
 POLL_MS = 20
 

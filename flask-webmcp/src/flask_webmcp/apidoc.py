@@ -40,7 +40,7 @@ class UntrustedContentSchema(Schema):
 
 
 class EnvelopeSchema(Schema):
-    """The result envelope of every tool and human-only action (docs/design.md §4)."""
+    """The result envelope of every tool and human-only action (docs/design.md: The envelope)."""
 
     action = fields.String(required=True, metadata={
         "description": "The tool, or the human-only action, that answered"})

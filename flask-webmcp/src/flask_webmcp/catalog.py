@@ -17,7 +17,7 @@ from .result import Status
 from .text import Text
 from .text import _
 
-# Chromium registers a declarative tool only when its name matches this (docs/webmcp.md §2).
+# Chromium registers a declarative tool only when its name matches this (docs/chromium.md §2).
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 

@@ -49,6 +49,8 @@ def lint_command(paths: tuple[Path, ...]) -> None:
         click.echo(str(finding))
     click.echo(f"{linter.templates_checked} templates, {linter.pages_checked} sample pages: "
                f"{len(findings) or 'no'} finding{'' if len(findings) == 1 else 's'}.", err=True)
+    if linter.unchecked:
+        click.echo(f"Note: {linter.unchecked}.", err=True)
     raise SystemExit(1 if findings else 0)
 
 

@@ -8,6 +8,13 @@ HTML comes from the sample pages the site registers (`WebMCP(app, catalog, sampl
 real requests with realistic data); a template that no sample page uses is rendered on its own,
 with every missing variable undefined. A finding is one line, `path:line: CODE message`, at
 the template line that writes the form (or the control) it is about.
+
+WMCP015 asks V8 itself whether a `pattern` compiles with the `v` flag (`patterns`): the
+patterns of every page are gathered during the run and compiled together in one headless
+Chromium at its end. No grammar of ours stands in for the engine, so without Playwright or a
+Chromium that rule is not checked: the linter still runs every other rule, and says beside its
+summary that the patterns went unchecked and why (`Linter.unchecked`), which is no finding and
+leaves the exit status alone.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +52,9 @@ from ..catalog import Tool
 from ..forms import agent_fields
 from ..input_schema import expected_input_schema
 from ..negotiation import error_slot_id
-from ..patterns import is_valid_pattern
 from ..routes import route_rule
+from .patterns import BrowserUnavailable
+from .patterns import rejected_patterns
 from .schema import Parameter
 from .schema import attribute
 from .schema import input_type_of
@@ -111,7 +120,8 @@ RULES = (
          "promises."),
     Rule("WMCP015", "a pattern attribute that browsers ignore",
          "Browsers compile pattern with the v flag and drop it silently when that fails: no "
-         "check for people, none in the agent's schema."),
+         "check for people, none in the agent's schema. V8 judges, in a headless Chromium; "
+         "without one the rule is not checked, and the summary says so."),
     Rule("WMCP016", "an htmx tool form that an answer could replace: its swap, or a failure "
                     "with no error slot beside the form",
          "A form replaced while the agent's call on it is pending cancels the call: swap "
@@ -151,6 +161,7 @@ class Problem:
     tool: str | None = None
     control: str | None = None
     near: str | None = None  # text to look for when there is no tool to look for
+    pattern: str | None = None  # a pattern to ask V8 about: a finding only if V8 rejects it
 
 
 @dataclass(frozen=True)
@@ -218,6 +229,9 @@ class Linter:
     findings: set[Finding] = field(default_factory=set)
     templates_checked: int = 0
     pages_checked: int = 0
+    # pattern -> the findings it makes if V8 rejects it (WMCP015, asked once at the end)
+    patterns: dict[str, set[Finding]] = field(default_factory=dict)
+    unchecked: str | None = None  # why the patterns were not compiled, when they were not
 
     def run(self, paths: Iterable[Path] = ()) -> list[Finding]:
         """Every finding in the templates under `paths` (default: all the app's templates)."""
@@ -234,6 +248,7 @@ class Linter:
         for name, path in names.items():
             if name is None or name not in covered:
                 self.check_alone(path, name)
+        self.check_patterns()
         return sorted(self.findings)
 
     # -- source
@@ -281,7 +296,7 @@ class Linter:
         for problem in problems:
             owner, line = locate(problem, sources)
             if owner in names:
-                self.add(display_path(names[owner]), line, problem.code, problem.message)
+                self.report(problem, display_path(names[owner]), line)
         blocks = len(JSONLD_SCRIPT.findall(page.html))
         owner = page.templates[-1]
         if page.shows_result and blocks != 1 and owner in names:
@@ -304,12 +319,33 @@ class Linter:
             problems = check_page(html, self.catalog, self.app.url_map, "/")
         for problem in problems:
             _, line = locate(problem, [(name or shown, source)])
-            self.add(shown, line, problem.code, problem.message)
+            self.report(problem, shown, line)
 
     def source_of(self, name: str) -> str:
         """The source of the template the app loads as `name`."""
         source, _ = template_source(self.app.jinja_env, name)
         return source
+
+    def report(self, problem: Problem, path: str, line: int) -> None:
+        """Record a problem at its template line; one about a pattern waits for V8."""
+        if problem.pattern is None:
+            self.add(path, line, problem.code, problem.message)
+        else:
+            finding = Finding(path, line, problem.code, problem.message)
+            self.patterns.setdefault(problem.pattern, set()).add(finding)
+
+    def check_patterns(self) -> None:
+        """WMCP015: compile every pattern met in one Chromium; report those V8 rejects."""
+        try:
+            rejected = rejected_patterns(self.patterns)
+        except BrowserUnavailable as error:
+            count = len(self.patterns)
+            self.unchecked = f"{count} pattern{'' if count == 1 else 's'} not compiled, so " \
+                             f"WMCP015 was not checked: {error}"
+            return
+        for pattern, reason in rejected.items():
+            for finding in self.patterns[pattern]:
+                self.findings.add(replace(finding, message=f"{finding.message} ({reason})"))
 
     def add(self, path: str, line: int, code: str, message: str) -> None:
         """Record a finding (the same finding from several pages counts once)."""
@@ -478,9 +514,9 @@ def check_parameter(name: str, parameter: Parameter) -> Iterator[Problem]:
                                      "toolparamdescription", **where)
     for member in parameter.members:
         pattern = attribute(member, "pattern")
-        if member.name == "input" and pattern is not None and not is_valid_pattern(pattern):
-            yield Problem("WMCP015", f"{name}: the pattern of {parameter.name!r} is not a valid "
-                                     "v-flag regular expression", **where)
+        if member.name == "input" and pattern is not None:
+            yield Problem("WMCP015", f"{name}: browsers ignore the pattern of "
+                                     f"{parameter.name!r}", pattern=pattern, **where)
         describers = [member, *member.find_parents("fieldset")]
         for describer in describers:
             text = attribute(describer, "toolparamdescription")

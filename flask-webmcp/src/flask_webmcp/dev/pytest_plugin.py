@@ -27,16 +27,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LintReport:
-    """What the linter found in one app: each finding, and how much it read."""
+    """What the linter found in one app: each finding, how much it read, and why it did not
+    compile the patterns (WMCP015) when it could not."""
 
     findings: list[Finding]
     templates: int
     pages: int
+    unchecked: str | None = None
 
     def __str__(self) -> str:
         summary = (f"{self.templates} templates, {self.pages} sample pages: "
                    f"{len(self.findings) or 'no'} findings")
-        return "\n".join([*map(str, self.findings), summary])
+        note = [f"Note: {self.unchecked}."] if self.unchecked else []
+        return "\n".join([*map(str, self.findings), summary, *note])
 
 
 def lint_app(app: Flask, *paths: str | Path) -> LintReport:
@@ -46,7 +49,7 @@ def lint_app(app: Flask, *paths: str | Path) -> LintReport:
 
     linter = Linter(app, app.extensions["webmcp"].catalog, site_samples(app))
     findings = linter.run([Path(path) for path in paths])
-    return LintReport(findings, linter.templates_checked, linter.pages_checked)
+    return LintReport(findings, linter.templates_checked, linter.pages_checked, linter.unchecked)
 
 
 @pytest.fixture

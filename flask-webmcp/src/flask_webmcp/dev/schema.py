@@ -5,22 +5,23 @@ The other side, `expected_input_schema(tool, ...)` from the tool's marshmallow s
 the runtime toolkit (`webmcp.input_schema`, re-exported here): both build each property with
 the same functions (`input_schema`, `choice_schema`, `describe`), so they can disagree only
 when the rendered form and the schema do. The rules are
-Chromium's (docs/webmcp.md §3), checked against Chromium 156 itself; where Chromium and a
+Chromium's (docs/chromium.md §3), checked against Chromium 156 itself; where Chromium and a
 written account of it differ, Chromium's behaviour is the one written here:
 
 - controls are grouped by `name` after dropping disabled ones and read-only ones (where
   `readonly` applies); a name shared by anything but radios only or checkboxes only is left
   out, hidden inputs and buttons included; a control without `name` is keyed "";
 - a radio or checkbox "group" of one member is described like a single control;
-- label texts are trimmed one by one and joined with "; "; descriptions are otherwise taken
-  verbatim; a `pattern` is kept only when it compiles with the `v` flag (see `patterns`).
+- label texts are trimmed one by one and joined with "; "; descriptions and patterns are
+  otherwise taken verbatim.
 
-Not modelled: numbers beyond double precision (Chromium rounds them, e.g. min="0.30000000000000004"
-gives 0.3); unknown `\\p{...}` property names in a pattern; whitespace-only text, which
-BeautifulSoup's html.parser collapses to one space before we see it (an <option> of spaces);
-forms inside shadow roots; file inputs and form-associated custom elements (both behind flags
-that are off in Chromium 156); markup that the HTML parser would repair differently from the
-parser that built the tree.
+Not modelled: which patterns Chromium drops because they do not compile with the `v` flag
+(V8 says: `patterns.rejected_patterns`, which the linter asks for WMCP015); numbers beyond
+double precision (Chromium rounds them, e.g. min="0.30000000000000004" gives 0.3);
+whitespace-only text, which BeautifulSoup's html.parser collapses to one space before we see
+it (an <option> of spaces); forms inside shadow roots; file inputs and form-associated custom
+elements (both behind flags that are off in Chromium 156); markup that the HTML parser would
+repair differently from the parser that built the tree.
 """
 
 from __future__ import annotations
