@@ -345,12 +345,13 @@ class ConnectAgentParams(TypedDict, total=False):
     label: str
 
 
-class CalendarFeedInput(ToolInput):
-    """Making or stopping a visitor's calendar feed (a person's action): nothing to give."""
+class NoInput(ToolInput):
+    """An action that takes nothing: what it does is for the visitor who asks (making or
+    stopping their calendar feed, say)."""
 
 
 class NoParams(TypedDict):
-    """What a schema without fields (`CalendarFeedInput`) loads."""
+    """What `NoInput` loads: nothing."""
 
 
 class DisconnectAgentInput(ToolInput):

@@ -27,7 +27,7 @@ from ...storage import Storage
 from ..activity import logged_as
 from ..projections import event_details
 from ..projections import local_time
-from ..schemas import CalendarFeedInput
+from ..schemas import NoInput
 from ..schemas import NoParams
 from ..tokens import hash_token
 from . import ActionContext
@@ -38,7 +38,7 @@ TOKEN_PREFIX = "cal_"  # noqa: S105 - a prefix, not a secret
 
 @logged_as(_l("Make a calendar address"),
            _l("%(who)s made a new calendar address"))
-@human_action("make_calendar_feed", schema=CalendarFeedInput, creates=True,
+@human_action("make_calendar_feed", schema=NoInput, creates=True,
               answers=(Status.SUCCESS,))
 def make_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
     """A person makes (or replaces) the private address of their calendar feed."""
@@ -56,7 +56,7 @@ def make_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> Too
 
 @logged_as(_l("Stop the calendar address"),
            _l("%(who)s stopped the calendar address"))
-@human_action("stop_calendar_feed", schema=CalendarFeedInput,
+@human_action("stop_calendar_feed", schema=NoInput,
               answers=(Status.SUCCESS, Status.NOT_FOUND))
 def stop_calendar_feed(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
     """A person stops their feed: its address stops working at once."""
