@@ -1,7 +1,13 @@
 /*
  * people.js: what a person needs from the page once htmx answers in place, which a page
  * that navigates gives for free. Without JavaScript none of it is needed: each answer is a
- * new page, its fields carry aria-invalid, and a dialog is part of that page.
+ * new page, its fields carry aria-invalid, and a dialog is part of that page. What htmx does
+ * itself is declared on the forms, not here: a sending form's buttons are disabled
+ * (hx-disable, which the tool_form macro writes) and the form carries htmx's htmx-request
+ * class, which the stylesheet shows as a spinner on its button. No aria-busy is added for
+ * people: it asks a screen reader to hold back the changes inside an element until they are
+ * done, and nothing inside a form changes while it waits; the disabled button and the
+ * search's status line are what is heard. (The WebMCP bridge marks an agent's form aria-busy.)
  *
  * - Field errors: the server refreshes each field's message out of band; the control it
  *   describes follows (aria-invalid), and after a person's submit the first bad field gets
@@ -9,15 +15,13 @@
  * - Dialogs (`dialog[data-modal]`): shown with showModal(), so Tab stays inside, Esc closes,
  *   the page behind is inert; on close the focus returns to what opened it.
  * - Announcements: a search says "Searching…" in its status line while it runs; the answer
- *   then puts its one-sentence summary there (out of band), never the whole list.
- * - Progress: the search form's status line says "Searching…" while it waits.
+ *   then puts its one-sentence summary there (out of band), never the whole list. htmx has
+ *   no attribute for a status line's text (its indicator is a class), so it is set here.
  * - Clean addresses: a search leaves out the filters left blank (the server reads a blank as
  *   "not given"), so the address it pushes is ?query=python, not every empty filter.
  * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
  * - A chosen event's preview is brought into view when it is off screen (below the list on
  *   a phone).
- * - While a form is sending, its buttons are disabled (no double submits) and it is marked
- *   aria-busy, which the stylesheet shows as a spinner on its button.
  *
  * Swaps are watched with a MutationObserver rather than htmx events, so the answers the
  * WebMCP bridge swaps for an agent are treated exactly like a person's.
@@ -108,13 +112,7 @@
   }
 
   document.addEventListener("htmx:before:request", function (event) {
-    var form = formOf(event);
-    if (!form) { return; }
-    form.setAttribute("aria-busy", "true");
-    form.querySelectorAll("button").forEach(function (button) {
-      if (!button.disabled) { button.disabled = true; button.dataset.sending = "true"; }
-    });
-    var line = status(form);
+    var line = status(formOf(event));
     if (line) { line.textContent = line.getAttribute("data-waiting"); }
   });
 
@@ -127,11 +125,6 @@
       var preview = document.getElementById("preview");
       if (preview) { intoView(preview); }
     }
-    form.removeAttribute("aria-busy");
-    form.querySelectorAll("button[data-sending]").forEach(function (button) {
-      button.disabled = false;
-      delete button.dataset.sending;
-    });
     syncInvalid(document);
     var bad = firstInvalid(form);
     // Only after a submit: active search must not pull the caret out of the box being typed in.

@@ -4,8 +4,15 @@ review shows, where the focus goes after an answer, a modal dialog, what is anno
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 import pytest
 from helpers import unique_email
+from playwright.sync_api import Locator
+from playwright.sync_api import Page
+from playwright.sync_api import Route
+from playwright.sync_api import expect
 
 from .visit import Tab
 
@@ -220,21 +227,81 @@ def test_on_a_phone_the_filters_fold_so_results_come_first(tab):
     assert not page.get_by_text(tab.text("Filters"), exact=True).is_visible()
 
 
+class Held:
+    """The page's requests to `path` (in any language), held unanswered (a slow network)
+    until `release()`."""
+
+    def __init__(self, page: Page, path: str):
+        self.page = page
+        self.routes: list[Route] = []
+        self.matches = lambda url: urlsplit(url).path.endswith(path)
+        page.route(self.matches, lambda route: self.routes.append(route))
+
+    def release(self) -> None:
+        for route in self.routes:
+            route.continue_()
+        self.page.unroute(self.matches)
+
+
+SENDING = re.compile(r"\bhtmx-request\b")
+
+
+def turning(button: Locator) -> bool:
+    """Whether the stylesheet shows the button's spinner (its turning ::after)."""
+    shown: bool = button.evaluate(
+        "button => { const after = getComputedStyle(button, '::after');"
+        " return after.content === '\"\"' && after.animationName === 'turn'; }")
+    return shown
+
+
 def test_a_sending_form_shows_it_and_cannot_be_sent_twice(js_tab):
-    """While the answer is on its way the form says it is busy and its button is disabled
-    (recorded as it happens); once answered, the button works again."""
+    """While the answer is on its way, htmx disables the form's button (hx-disable) and marks
+    the form (htmx-request), whose button then turns; pressing again sends nothing. Once
+    answered, the button works again."""
     page = js_tab.page
     js_tab.open(f"/events/{ROOMY_EVENT}")
+    # htmx would queue a second submit and send it once the first is answered, in the same
+    # task as the first's htmx:finally:request: counted here, it cannot be missed.
     page.evaluate("""() => {
-        window.busy = [];
-        new MutationObserver(records => records.forEach(record => window.busy.push(
-            [record.target.getAttribute('aria-busy'),
-             record.target.querySelector('button').disabled])))
-          .observe(document.querySelector('#save-slot'),
-                   {subtree: true, attributes: true, attributeFilter: ['aria-busy']});
+        window.sent = 0; window.answered = 0;
+        document.addEventListener('htmx:before:request', () => window.sent++);
+        document.addEventListener('htmx:finally:request', () => window.answered++);
     }""")
-    page.get_by_role("button", name=js_tab.text("Save for later")).click()
+    form = page.locator("form[toolname=save_event]")
+    button = form.locator("button")
+    save = Held(page, f"/events/{ROOMY_EVENT}/save")
+    button.click()
+    expect(button).to_be_disabled()
+    expect(form).to_have_class(SENDING)
+    assert turning(button)
+    button.evaluate("button => button.click()")  # a second press
+    save.release()
+    page.wait_for_function("() => window.answered >= 1")
+    assert page.evaluate("window.sent") == 1
     page.get_by_text(js_tab.text("Saved to your list.")).wait_for()
-    page.wait_for_function("() => window.busy.length >= 2")
-    assert page.evaluate("window.busy") == [["true", True], [None, False]]
-    assert page.get_by_role("button", name=js_tab.text("Saved ✓")).is_enabled()
+    expect(form).not_to_have_class(SENDING)
+    expect(page.get_by_role("button", name=js_tab.text("Saved ✓"))).to_be_enabled()
+    assert not turning(button)
+
+
+def test_a_search_on_its_way_shows_it(js_tab):
+    """A search's indicators are its form and the results (hx-indicator): the button turns
+    and is disabled, the list dims, the status line says "Searching…"; all undone once the
+    answer is in."""
+    page = js_tab.page
+    js_tab.open("/events")
+    form = page.locator("form[toolname=search_events]")
+    button = form.get_by_role("button", name=js_tab.text("Search"))
+    results = page.locator("#results")
+    search = Held(page, "/events")
+    page.get_by_label(js_tab.text("Keywords")).fill("webmcp")
+    expect(form).to_have_class(SENDING)
+    expect(results).to_have_class(SENDING)
+    expect(button).to_be_disabled()
+    expect(page.locator("#search-status")).to_have_text(js_tab.text("Searching…"))
+    assert turning(button)
+    search.release()
+    expect(page.locator("#search-status")).not_to_have_text(js_tab.text("Searching…"))
+    expect(form).not_to_have_class(SENDING)
+    expect(results).not_to_have_class(SENDING)
+    expect(button).to_be_enabled()
