@@ -13,6 +13,8 @@ htmx tool form on every page has its slot, beside it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from bs4 import BeautifulSoup
@@ -20,7 +22,10 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import database_files
 from helpers import the_jsonld
+from routes import SAMPLE_VALUES
+from werkzeug.routing import Rule
 
+from flask_webmcp.actions import Action
 from flask_webmcp.negotiation import error_slot_id
 from flask_webmcp.result import Status
 from flask_webmcp.routes import route_roles
@@ -32,22 +37,30 @@ BIG = "x" * 70_000  # over MAX_CONTENT_LENGTH
 # action reads them; an argument not named here gets ANY_VALUE).
 ADDRESS_VALUES = {"event_id": EVENT, "registration_id": "reg-aaaaaaaaaaaa"}
 ANY_VALUE = "nothing-here"
-# What a reading action is asked in the query string of its routes (every one must be named).
-QUERIES = {"search_events": "query=webmcp", "get_event_details": f"event_id={EVENT}"}
+
+
+def address(rule: Rule) -> str:
+    """The rule's path with a value for each of its arguments."""
+    path = rule.rule
+    for name in rule.arguments:
+        path = path.replace(f"<{name}>", ADDRESS_VALUES.get(name, ANY_VALUE))
+    return path
 
 
 def action_routes(app) -> list[tuple[str, str, str, tuple[Status, ...]]]:
     """(path, method, action, statuses) of every route that runs an action."""
-    routes = []
-    for rule, role in route_roles(app):
-        if role.action is None:
-            continue
-        method = "POST" if "POST" in (rule.methods or ()) else "GET"
-        path = rule.rule
-        for name in rule.arguments:
-            path = path.replace(f"<{name}>", ADDRESS_VALUES.get(name, ANY_VALUE))
-        routes.append((path, method, role.action.name, route_answers(rule, role.action)))
-    return routes
+    return [(address(rule), "POST" if "POST" in (rule.methods or ()) else "GET",
+             role.action.name, route_answers(rule, role.action))
+            for rule, role in route_roles(app) if role.action is not None]
+
+
+def required_query(rule: Rule, action: Action[Any]) -> str:
+    """What a GET of `action` at `rule` is asked: each input its schema requires and the
+    address does not carry, as the sample event's id or a value of the right shape."""
+    values = {name: ADDRESS_VALUES.get(name, SAMPLE_VALUES[name])
+              for name, field in action.schema().fields.items()
+              if field.required and name not in rule.arguments}
+    return f"?{urlencode(values)}" if values else ""
 
 
 def assert_in_error_slot(response, action: str, status: str) -> None:
@@ -118,16 +131,11 @@ def test_a_rate_limited_write_goes_to_the_error_slot(app, visitor):
 
 
 def reading_routes(app) -> list[tuple[str, str]]:
-    """(path with its query, action) of every GET route that runs an action, asked what its
-    action is asked in QUERIES (the event's own page needs no query)."""
-    routes = []
-    for path, method, action, _ in action_routes(app):
-        if method != "GET":
-            continue
-        assert action in QUERIES, f"{path} runs {action}: name its query in QUERIES"
-        query = "" if EVENT in path else f"?{QUERIES[action]}"
-        routes.append((path + query, action))
-    return routes
+    """(path with its query, action) of every GET route that runs an action, asked for what
+    its action requires."""
+    return [(address(rule) + required_query(rule, role.action), role.action.name)
+            for rule, role in route_roles(app)
+            if role.action is not None and "POST" not in (rule.methods or ())]
 
 
 def test_a_failing_database_goes_to_the_error_slot_where_the_answer_renders_no_form(app, client):

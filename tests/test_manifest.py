@@ -46,9 +46,9 @@ def test_lists_the_pages_each_route_declares_it_offers(listed):
     assert pages == offering_routes(declared_app())
     # What that declaration says of the list and of the cancellation, as the design has it.
     assert pages["search_events"] == ["/events"]
-    assert set(pages["prepare_registration_cancellation"]) == {
-        "/registrations", "/registrations/cancellation",
-        "/registrations/<registration_id>/cancel"}
+    assert {"/registrations", "/registrations/cancellation",
+            "/registrations/<registration_id>/cancel"} <= set(
+        pages["prepare_registration_cancellation"])
 
 
 def test_gives_the_schema_of_each_form(listed):
