@@ -96,15 +96,31 @@ def test_the_same_tool_can_be_called_again_at_once(js_tab):
     assert [a.output["data"]["alreadySaved"] for a in answers] == [False, True, True]
 
 
-def test_an_agent_fill_sends_no_request_of_its_own(js_tab):
-    """htmx's conveniences for people (active search, showing the chosen event) must not answer
-    an agent's fill with a second request: one call, one request."""
+# htmx's conveniences for people must not answer an agent's fill with a second request: one
+# call, one request. The bridge holds each fill of a tool form for a task to learn whose it is
+# (holdFillsUntilWeKnowWhoMadeThem, in webmcp-bridge.js): the next two tests check what it keeps
+# from an agent, test_people_still_get_active_search and
+# test_a_persons_fill_reaches_every_listener_once_as_it_happened what it lets through.
+
+
+def test_an_agents_search_sets_off_no_active_search(js_tab):
+    """The search form's active search (htmx, on `input`) stays still for an agent's fill."""
     js_tab.page.clock.install()
     js_tab.open("/events")
     fetches = Fetches(js_tab.page)
     js_tab.call("search_events", {"query": "kubernetes"})
-    js_tab.call("get_event_details", {"event_id": LATER_EVENT})
-    assert fetches.settled() == ["/en/events", "/en/events/details"]
+    assert fetches.settled() == ["/en/events"]
+
+
+def test_an_agents_choice_does_not_also_show_the_event(js_tab):
+    """The result list's "show the chosen event" (htmx, on `change`) stays still for an agent's
+    choice: the bridge's request alone fills the preview pane."""
+    js_tab.page.clock.install()
+    js_tab.open("/events")
+    fetches = Fetches(js_tab.page)
+    listed = js_tab.page.locator("#results").get_by_role("radio").last.get_attribute("value")
+    js_tab.call("get_event_details", {"event_id": listed})
+    assert fetches.settled() == ["/en/events/details"]
 
 
 def test_a_late_htmx_request_cannot_cancel_the_agents_next_call(js_tab):
@@ -146,6 +162,49 @@ def test_people_still_get_active_search(js_tab):
     js_tab.page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
     radios = js_tab.page.get_by_role("radio")
     assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
+
+
+# The input and change events of tool forms, as the browser dispatched them (on window, before
+# the bridge holds them) and as they reach the page's other listeners (on document, bubbling,
+# after htmx's): each described by what a listener reads of it.
+NOTE_EVENTS = """
+window.dispatched = [];
+window.delivered = [];
+const describe = (event) => ({
+  type: event.type, control: event.target.name, kind: event.constructor.name,
+  inputType: event.inputType ?? null, data: event.data ?? null,
+  bubbles: event.bubbles, cancelable: event.cancelable, composed: event.composed,
+});
+const ofToolForm = (event) => Boolean(event.target.form?.hasAttribute("toolname"));
+for (const type of ["input", "change"]) {
+  window.addEventListener(type, (event) => {
+    if (event.isTrusted && ofToolForm(event)) { window.dispatched.push(describe(event)); }
+  }, true);
+  document.addEventListener(type, (event) => {
+    if (ofToolForm(event)) { window.delivered.push(describe(event)); }
+  });
+}
+"""
+
+
+def test_a_persons_fill_reaches_every_listener_once_as_it_happened(js_tab):
+    """What the bridge holds back from a person for a task reaches the page's other listeners
+    after it, each event once (not the person's and then the copy), with what the browser said
+    of it (which key, which kind of input). The test waits on what htmx does with the events
+    (the results of the words typed, then the preview of the event chosen): by then every copy
+    has been dispatched."""
+    page = js_tab.page
+    page.add_init_script(NOTE_EVENTS)
+    js_tab.open("/events")
+    page.get_by_label("Keywords").press_sequentially("kubernetes")
+    page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
+    page.locator("#results").get_by_role("radio").check()  # leaving the keywords: their change
+    page.locator("#preview").get_by_text("Kubernetes in Production").first.wait_for()
+    dispatched = page.evaluate("window.dispatched")
+    assert [(e["type"], e["control"], e["data"]) for e in dispatched] == [
+        *[("input", "query", letter) for letter in "kubernetes"],
+        ("change", "query", None), ("input", "event_id", None), ("change", "event_id", None)]
+    assert page.evaluate("window.delivered") == dispatched
 
 
 # Notes the input and change events of the search form, before the bridge holds them.

@@ -6,87 +6,100 @@
  * `event.respondWith()` (after `preventDefault()`), instead of letting the form navigate.
  *
  * htmx would otherwise cancel that submit and swap the response without answering the agent,
- * which makes the tool call fail. So this listener runs first (capture phase, on document),
- * sends the same request htmx would send (marked as an agent's, for the activity log), swaps
- * the partial where htmx would put it, and answers with the JSON-LD result the partial starts
- * with. When the swap added, removed or changed a tool form, the answer waits until Chromium
- * has registered the page's tool forms as they now are: an answer never names a tool (or an id
- * among a tool's choices) the page does not offer yet. The history entry the swap would push
- * (hx-push-url) follows the answer.
+ * which makes the tool call fail. So the submit listener at the end of this file runs first
+ * (capture phase, on document) and hands the call to `answer`, which sends the same request
+ * htmx would send (`requestFor`: marked as an agent's, for the activity log), swaps the partial
+ * where htmx would put it (`show`), and answers with the JSON-LD result the partial starts with
+ * (`readResult`). When the swap added, removed or changed a tool form, the answer waits until
+ * Chromium has registered the page's tool forms as they now are (`toolsRegistered`): an answer
+ * never names a tool (or an id among a tool's choices) the page does not offer yet. The history
+ * entry the swap would push (hx-push-url) follows the answer (`pushHistory`). When the site
+ * cannot be reached, the agent still gets an answer, in the page's language (`unreachable`).
  *
  * The invoked form must stay in the page until the call is answered: Chromium cancels a call
  * whose form is removed or replaced ("Tool execution cancelled, since tool definition was
  * updated"). So a swap may morph a target that holds the form, never replace it; failures the
  * server routes elsewhere (`HX-Retarget`, `HX-Reswap`: the error slot beside the form) go
- * there, as htmx would put them; and a swap that would still remove the form is not made (the
- * agent is answered all the same, and the console says why).
+ * there, as htmx would put them (`placement`); and a swap that would still remove the form is
+ * not made (`wouldRemove`: the agent is answered all the same, and the console says why).
  *
  * An agent's fill must not also set off htmx's conveniences for people (active search, showing
- * the chosen event): Chromium fills a tool form and submits it in one task, so each `input` or
- * `change` on a tool form is held for one task and dropped if an agent submit of that form came
- * in the meantime; otherwise it is passed on to htmx unchanged. (Those events are trusted and
- * look exactly like a person's, so waiting for the submit is the only way to tell.) The form
- * is sent as Chromium filled it: Chromium fills only the controls whose value the call changes
- * and gives no sign of a value given again unchanged, so the bridge cannot tell the conditions
- * a call left out from those it repeated, and leaves them all as they are.
+ * the chosen event). Telling an agent's fill from a person's takes a workaround for how
+ * Chromium fills a tool form, kept whole in `holdFillsUntilWeKnowWhoMadeThem` (its comment says
+ * what it works around). The form is sent as Chromium filled it: Chromium fills only the
+ * controls whose value the call changes and gives no sign of a value given again unchanged, so
+ * the bridge cannot tell the conditions a call left out from those it repeated, and leaves them
+ * all as they are.
+ *
+ * Once the page is idle after loading, `warmUp` runs htmx's swaps on a detached element and
+ * lists the tools, so that the first agent call does not pay for compiling that code.
  *
  * Without JavaScript none of this runs: forms navigate, and the JSON-LD of the page they land
  * on is the agent's answer. People's submits are left to htmx untouched.
  */
-(function () {
+(() => {
   "use strict";
 
-  var AGENT_HEADER = "WebMCP-Agent-Invoked";
-  var TOOL_FORMS = "form[toolname][tooldescription]";
+  const AGENT_HEADER = "WebMCP-Agent-Invoked";
+  const TOOL_FORMS = "form[toolname][tooldescription]";
   // A control outside its form, tied to it by form="id", belongs to that form's tool too.
-  var TOOL_PARTS = TOOL_FORMS + ", [form]";
+  const TOOL_PARTS = `${TOOL_FORMS}, [form]`;
   // How a partial starts (webmcp/partial.html): its result, then what people see.
-  var RESULT_START = '<script type="application/ld+json">';
-  var RESULT_END = "</script>";
+  const RESULT_START = '<script type="application/ld+json">';
+  const RESULT_END = "</script>";
   // htmx swap styles that put new nodes in place of the target, or of its content.
-  var REPLACING_SWAPS = ["innerHTML", "outerHTML", "textContent", "delete"];
+  const REPLACING_SWAPS = ["innerHTML", "outerHTML", "textContent", "delete"];
   // An answer waits for the tools its swap brought, but not forever (a form Chromium refuses).
-  var REGISTRATION_WAIT_MS = 2000;
+  const REGISTRATION_WAIT_MS = 2000;
 
-  function attr(element, name) {
-    return element.getAttribute(name) || element.getAttribute("data-" + name);
-  }
+  /* An htmx attribute, written either way: hx-foo or data-hx-foo. */
+  const attr = (element, name) =>
+    element.getAttribute(name) || element.getAttribute(`data-${name}`);
 
-  function each(list, callback) {
-    Array.prototype.forEach.call(list, callback);
-  }
+  const isToolForm = (form) => form instanceof HTMLFormElement && form.hasAttribute("toolname");
 
   /* The method and URL htmx would use for this form, with the fields of a GET in the query. */
   function requestFor(form, submitter) {
-    var method = "get";
-    var action = form.getAttribute("action") || location.href;
-    ["get", "post"].forEach(function (verb) {
-      var url = attr(form, "hx-" + verb);
-      if (url !== null) { method = verb; action = url || action; }
-    });
-    var body = new FormData(form, submitter || undefined);
-    var url = new URL(action, location.href);
-    var init = {
+    let method = "get";
+    let action = form.getAttribute("action") || location.href;
+    for (const verb of ["get", "post"]) {
+      const url = attr(form, `hx-${verb}`);
+      if (url !== null) {
+        method = verb;
+        action = url || action;
+      }
+    }
+    const body = new FormData(form, submitter || undefined);
+    const url = new URL(action, location.href);
+    const init = {
       method: method.toUpperCase(),
       credentials: "same-origin",
-      headers: { "HX-Request": "true", "HX-Request-Type": "partial", "Accept": "text/html" },
+      headers: {
+        "HX-Request": "true",
+        "HX-Request-Type": "partial",
+        "Accept": "text/html",
+        [AGENT_HEADER]: "true",
+      },
     };
-    init.headers[AGENT_HEADER] = "true";
     if (method === "get") {
       // A blank field means "not given" to the server: leaving it out keeps the address (and
       // the history entry it becomes) clean, as people.js does for htmx's requests.
-      body.forEach(function (value, key) { if (value !== "") { url.searchParams.append(key, value); } });
+      for (const [key, value] of body) {
+        if (value !== "") {
+          url.searchParams.append(key, value);
+        }
+      }
     } else {
       init.body = new URLSearchParams(body);
     }
-    return { url: url, init: init };
+    return { url, init };
   }
 
   /* The result the partial embeds for agents: the JSON-LD block it starts with, read without
      parsing the rest (htmx parses that once, to swap it). */
   function readResult(html) {
-    var start = html.indexOf(RESULT_START);
-    var end = start === -1 ? -1 : html.indexOf(RESULT_END, start);
+    const start = html.indexOf(RESULT_START);
+    const end = start === -1 ? -1 : html.indexOf(RESULT_END, start);
     if (end === -1) {
       throw new Error("The page answered without a result.");
     }
@@ -96,7 +109,7 @@
   /* Where the answer goes: where the server sent it (HX-Retarget/HX-Reswap: a failure goes to
      the error slot beside the form), else the form's hx-target and hx-swap, as in htmx. */
   function placement(form, response) {
-    var selector = response.headers.get("HX-Retarget") || attr(form, "hx-target");
+    const selector = response.headers.get("HX-Retarget") || attr(form, "hx-target");
     return {
       target: selector ? document.querySelector(selector) : form,
       swap: response.headers.get("HX-Reswap") || attr(form, "hx-swap") || "innerHTML",
@@ -105,51 +118,135 @@
 
   /* Whether swapping there would take the invoked form out of the page (a morph keeps it). */
   function wouldRemove(place, form) {
-    var style = place.swap.split(" ")[0];
-    return REPLACING_SWAPS.indexOf(style) !== -1 && place.target.contains(form);
+    const style = place.swap.split(" ")[0];
+    return REPLACING_SWAPS.includes(style) && place.target.contains(form);
   }
 
   /* Whether a DOM change touched a tool's form or its controls (the tool may have changed). */
   function touchesTools(record) {
-    var element = record.target.nodeType === 1 ? record.target : record.target.parentElement;
-    if (element && (element.closest(TOOL_FORMS) || element.closest("[form]"))) {
+    const { target } = record;
+    const element = target.nodeType === Node.ELEMENT_NODE ? target : target.parentElement;
+    if (element?.closest(TOOL_PARTS)) {
       return true;
     }
-    return [record.addedNodes, record.removedNodes].some(function (nodes) {
-      return Array.prototype.some.call(nodes, function (node) {
-        return node.nodeType === 1 && (node.matches(TOOL_PARTS) || !!node.querySelector(TOOL_PARTS));
-      });
-    });
+    return [...record.addedNodes, ...record.removedNodes].some((node) =>
+      node.nodeType === Node.ELEMENT_NODE
+      && (node.matches(TOOL_PARTS) || node.querySelector(TOOL_PARTS) !== null));
   }
 
   /* Swap the partial with htmx's own swap (out-of-band parts included); resolves with whether
      the swap touched a tool form. The history entry comes later (see `pushHistory`). */
-  function swapLikeHtmx(form, place, html) {
-    var toolsTouched = false;
-    function note(records) {
-      toolsTouched = toolsTouched || records.some(touchesTools);
-    }
-    var watcher = new MutationObserver(note);
+  async function swapLikeHtmx(form, place, html) {
+    let toolsTouched = false;
+    const note = (records) => {
+      toolsTouched ||= records.some(touchesTools);
+    };
+    const watcher = new MutationObserver(note);
     watcher.observe(document.body,
                     { subtree: true, childList: true, attributes: true, characterData: true });
-    return window.htmx.swap({
-      sourceElement: form,
-      target: place.target,
-      swap: place.swap,
-      text: html,
-    }).then(function () {
+    try {
+      await window.htmx.swap({ sourceElement: form, target: place.target, swap: place.swap,
+                               text: html });
       note(watcher.takeRecords());
       return toolsTouched;
-    }).finally(function () {
+    } finally {
       watcher.disconnect();
+    }
+  }
+
+  /* The values each choice of a form offers (radio groups and selects), by control name. */
+  function choicesOf(form) {
+    const choices = {};
+    const offer = (name, value) => {
+      (choices[name] ??= []).push(value);
+    };
+    for (const control of form.elements) {
+      if (!control.name || control.disabled) {
+        continue;
+      }
+      if (control.type === "radio") {
+        offer(control.name, control.value);
+      } else if (control.tagName === "SELECT") {
+        for (const option of control.options) {
+          if (!option.disabled) {
+            offer(control.name, option.value);
+          }
+        }
+      }
+    }
+    return choices;
+  }
+
+  const sameValues = (a, b) => {
+    const distinct = (values) => [...new Set(values)].sort().join("\n");
+    return distinct(a) === distinct(b);
+  };
+
+  /* Whether Chromium's tools are the page's tool forms as they are now: every form has its
+     tool, and each choice the tool offers is the form's (the ids an answer may name). */
+  function registered(tools) {
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    return [...document.querySelectorAll(TOOL_FORMS)].every((form) => {
+      const tool = byName.get(form.getAttribute("toolname"));
+      if (!tool) {
+        return false;
+      }
+      const properties = tool.inputSchema?.properties || {};
+      return Object.entries(choicesOf(form)).every(([name, values]) => {
+        const property = properties[name] || {};
+        const offered = property.enum || property.items?.enum;
+        return !offered || sameValues(offered, values);
+      });
     });
+  }
+
+  /* Resolves once Chromium has registered the page's tool forms as they are now: it does so a
+     moment after a form changes, and then fires `toolchange`. */
+  function toolsRegistered() {
+    const { modelContext } = document;
+    if (!modelContext) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const check = () => {
+        modelContext.getTools().then((tools) => {
+          if (registered(tools)) {
+            done();
+          }
+        }, done);
+      };
+      const done = () => {
+        clearTimeout(giveUp);
+        modelContext.removeEventListener("toolchange", check);
+        resolve();
+      };
+      const giveUp = setTimeout(done, REGISTRATION_WAIT_MS);
+      modelContext.addEventListener("toolchange", check);
+      check();
+    });
+  }
+
+  /* Put the answer where `placement` says; resolves once the page offers what it describes. */
+  async function show(form, place, html) {
+    if (!place.target || !window.htmx) {
+      return;
+    }
+    if (wouldRemove(place, form)) {
+      const target = attr(form, "hx-target") || "the form";
+      console.warn(`WebMCP bridge: not swapped: ${place.swap} of ${target} would remove the `
+                   + "invoked form and cancel the call.");
+      return;
+    }
+    if (await swapLikeHtmx(form, place, html)) {
+      await toolsRegistered();
+    }
   }
 
   /* The history entry htmx would have pushed with the swap (hx-push-url), pushed by htmx once
      the agent has its answer: Chromium takes several milliseconds over a same-document
      navigation (and the favicon it then reloads), which the agent need not wait for. */
   function pushHistory(form, request) {
-    var push = attr(form, "hx-push-url");
+    const push = attr(form, "hx-push-url");
     if (!push || push === "false" || !window.htmx) {
       return;
     }
@@ -162,212 +259,153 @@
     });
   }
 
-  /* The values each choice of a form offers (radio groups and selects), by control name. */
-  function choicesOf(form) {
-    var choices = {};
-    function offer(name, value) {
-      (choices[name] = choices[name] || []).push(value);
-    }
-    each(form.elements, function (control) {
-      if (!control.name || control.disabled) {
-        return;
-      }
-      if (control.type === "radio") {
-        offer(control.name, control.value);
-      } else if (control.tagName === "SELECT") {
-        each(control.options, function (option) {
-          if (!option.disabled) { offer(control.name, option.value); }
-        });
-      }
-    });
-    return choices;
-  }
-
-  function sameValues(a, b) {
-    var distinct = function (values) {
-      return values.filter(function (v, i) { return values.indexOf(v) === i; }).sort().join("\n");
-    };
-    return distinct(a) === distinct(b);
-  }
-
-  /* Whether Chromium's tools are the page's tool forms as they are now: every form has its
-     tool, and each choice the tool offers is the form's (the ids an answer may name). */
-  function registered(tools) {
-    var byName = {};
-    tools.forEach(function (tool) { byName[tool.name] = tool; });
-    return Array.prototype.every.call(document.querySelectorAll(TOOL_FORMS), function (form) {
-      var tool = byName[form.getAttribute("toolname")];
-      if (!tool) {
-        return false;
-      }
-      var properties = (tool.inputSchema && tool.inputSchema.properties) || {};
-      var choices = choicesOf(form);
-      return Object.keys(choices).every(function (name) {
-        var property = properties[name] || {};
-        var offered = property.enum || (property.items && property.items.enum);
-        return !offered || sameValues(offered, choices[name]);
-      });
-    });
-  }
-
-  /* Resolves once Chromium has registered the page's tool forms as they are now: it does so a
-     moment after a form changes, and then fires `toolchange`. */
-  function toolsRegistered() {
-    var modelContext = document.modelContext;
-    if (!modelContext) {
-      return Promise.resolve();
-    }
-    return new Promise(function (resolve) {
-      var giveUp = setTimeout(done, REGISTRATION_WAIT_MS);
-      function done() {
-        clearTimeout(giveUp);
-        modelContext.removeEventListener("toolchange", check);
-        resolve();
-      }
-      function check() {
-        modelContext.getTools().then(function (tools) {
-          if (registered(tools)) { done(); }
-        }, done);
-      }
-      modelContext.addEventListener("toolchange", check);
-      check();
-    });
-  }
-
-  /* Put the answer in the page; resolves once the page offers what it describes. */
-  function show(form, response, html) {
-    var place = placement(form, response);
-    if (!place.target || !window.htmx) {
-      return Promise.resolve();
-    }
-    if (wouldRemove(place, form)) {
-      console.warn("WebMCP bridge: not swapped: " + place.swap + " of " + (attr(form, "hx-target")
-                   || "the form") + " would remove the invoked form and cancel the call.");
-      return Promise.resolve();
-    }
-    return swapLikeHtmx(form, place, html).then(function (toolsChanged) {
-      return toolsChanged ? toolsRegistered() : undefined;
-    });
-  }
-
   /* The envelope an agent gets when the site could not be reached at all. Its sentences are
      the page's own (data-unreachable-* on <body>, from the site's message catalog), so they
      are in the page's language; English only if the page has none. */
   function unreachable(form) {
-    var page = document.body.dataset;
+    const page = document.body.dataset;
     return {
       action: form.getAttribute("toolname"),
       status: "internal_error",
       message: page.unreachableMessage || "The site could not be reached. Nothing was changed.",
       retryable: true,
-      nextAction: page.unreachableNextAction ||
-        "Tell the user the site is unreachable; retry later, not at once.",
+      nextAction: page.unreachableNextAction
+        || "Tell the user the site is unreachable; retry later, not at once.",
     };
   }
 
-  /* Fills waiting one task to learn whether an agent made them: form -> {events, byAgent}. */
-  var heldFills = new WeakMap();
-  var passedOn = new WeakSet();
-
-  function isToolForm(form) {
-    return form instanceof HTMLFormElement && form.hasAttribute("toolname");
-  }
-
-  function holdFill(event) {
-    var form = event.target.form;
-    if (passedOn.has(event) || !isToolForm(form)) {
-      return;
-    }
-    event.stopImmediatePropagation();
-    var fill = heldFills.get(form);
-    if (!fill) {
-      fill = { events: [], byAgent: false };
-      heldFills.set(form, fill);
-      setTimeout(function () {
-        heldFills.delete(form);
-        if (!fill.byAgent) {
-          fill.events.forEach(passOn);
+  /* The agent's answer to a submit of `form`: the result of the request htmx would send, once
+     the page shows it; `unreachable` if there is none. The request is built in here, so that a
+     failure to build it (a submitter the form no longer owns, say) is answered too. */
+  async function answer(form, submitter) {
+    let request = null;
+    let shown = false;
+    try {
+      request = requestFor(form, submitter);
+      const response = await fetch(request.url, request.init);
+      const html = await response.text();
+      const result = readResult(html);
+      // The page first shows what the answer describes; a failed swap still answers.
+      const place = placement(form, response);
+      shown = await show(form, place, html).then(() => true, (error) => {
+        console.warn("WebMCP bridge: the swap failed:", error);
+        return false;
+      });
+      return result;
+    } catch (error) {
+      console.warn("WebMCP bridge:", error.message);
+      return unreachable(form);
+    } finally {
+      form.removeAttribute("aria-busy");
+      // After the answer has gone (respondWith's reaction runs first).
+      setTimeout(() => {
+        if (shown) {
+          pushHistory(form, request);
         }
       }, 0);
     }
-    fill.events.push(event);
   }
 
-  /* Dispatch a copy of a held event where it happened, for htmx and everyone else. */
-  function passOn(event) {
-    var copy = new event.constructor(event.type, event);
-    passedOn.add(copy);
-    event.target.dispatchEvent(copy);
+  /*
+   * WORKAROUND for Chromium (WebMCP as of Chromium 156): Chromium fills a tool form for an
+   * agent and submits it in the same task, and the `input` and `change` events of its fill are
+   * trusted and look exactly like a person's: nothing on them says an agent made them. Passed
+   * straight on, they set off htmx's conveniences for people (the search form's active search
+   * on `input`, the result list's "show the chosen event" on `change`), which would send a
+   * second request beside the agent's own, and a late one swaps the page (the preview pane)
+   * under the agent's next call, which Chromium then cancels ("Tool execution cancelled, since
+   * tool definition was updated").
+   *
+   * So each `input` or `change` on a tool form is held for one task: if an agent's submit of
+   * that form came in the meantime, the fill was the agent's and is dropped (the bridge's
+   * request is the only one); otherwise a person made it, and a copy of each held event is
+   * dispatched where it happened, once, for htmx and every other listener (the same event but
+   * for `isTrusted`, which a copy cannot have).
+   *
+   * Once Chromium marks an agent's fill as such, replace this function and its one call with
+   * a listener that drops the marked events. Should Chromium ever fill in a task of its own
+   * before the submit, this can no longer tell the two apart: the browser tests of an agent's
+   * fill (test_bridge.py) check each thing it protects, and would fail.
+   */
+  function holdFillsUntilWeKnowWhoMadeThem() {
+    const heldFills = new WeakMap(); // form -> { events, byAgent }
+    const passedOn = new WeakSet(); // the copies dispatched, which pass straight through
+
+    const passOn = (event) => {
+      const copy = new event.constructor(event.type, event);
+      passedOn.add(copy);
+      event.target.dispatchEvent(copy);
+    };
+
+    const hold = (event) => {
+      const { form } = event.target;
+      if (passedOn.has(event) || !isToolForm(form)) {
+        return;
+      }
+      event.stopImmediatePropagation();
+      let fill = heldFills.get(form);
+      if (!fill) {
+        fill = { events: [], byAgent: false };
+        heldFills.set(form, fill);
+        setTimeout(() => {
+          heldFills.delete(form);
+          if (!fill.byAgent) {
+            fill.events.forEach(passOn);
+          }
+        }, 0);
+      }
+      fill.events.push(event);
+    };
+
+    document.addEventListener("input", hold, true);
+    document.addEventListener("change", hold, true);
+    // On document, like the bridge's listener below: its stopPropagation() (for htmx) leaves
+    // the other listeners of document their turn.
+    document.addEventListener("submit", (event) => {
+      const fill = event.agentInvoked && heldFills.get(event.target);
+      if (fill) {
+        fill.byAgent = true; // the agent's own fill: the bridge's request is the only one
+      }
+    }, true);
   }
 
-  document.addEventListener("input", holdFill, true);
-  document.addEventListener("change", holdFill, true);
+  holdFillsUntilWeKnowWhoMadeThem();
 
   /* Once the page is idle after loading, swap twice into a detached element and list the
      tools: an engine compiles a function when it first runs, and htmx's first swap (plus its
      marking of the history entry) would otherwise slow the agent's first call by tens of
      milliseconds. Nothing on the page changes. */
-  function warmUp() {
+  async function warmUp() {
     if (!window.htmx) {
       return;
     }
-    var scratch = document.createElement("div");
-    var part = '<form hx-get="."><label>A <input name="a"></label></form>';
-    window.htmx.swap({ target: scratch, swap: "innerHTML", text: part }).then(function () {
-      return window.htmx.swap({ target: scratch, swap: "innerMorph", text: part });
-    }).then(function () {
-      return document.modelContext && document.modelContext.getTools();
-    }).catch(function () {});
+    const scratch = document.createElement("div");
+    const part = '<form hx-get="."><label>A <input name="a"></label></form>';
+    try {
+      await window.htmx.swap({ target: scratch, swap: "innerHTML", text: part });
+      await window.htmx.swap({ target: scratch, swap: "innerMorph", text: part });
+      await document.modelContext?.getTools();
+    } catch {
+      // Only a warm-up: the first call runs the same code regardless.
+    }
   }
 
-  (window.requestIdleCallback || setTimeout)(warmUp);
+  requestIdleCallback(warmUp);
 
-  document.addEventListener("submit", function (event) {
-    var form = event.target;
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
     if (!event.agentInvoked || !isToolForm(form)) {
       return;
-    }
-    var fill = heldFills.get(form);
-    if (fill) {
-      fill.byAgent = true; // the agent's own fill: the request below is the only one
     }
     if (!attr(form, "hx-get") && !attr(form, "hx-post")) {
       return; // a plain form: let it navigate; the next page's JSON-LD is the answer
     }
     event.preventDefault();
     event.stopPropagation(); // htmx must not send it a second time
-
     // Nothing may throw between preventDefault() and respondWith(): the browser would end the
-    // call as the site's programming error, unanswered. So the request is built inside the
-    // answer, where a failure (a submitter the form no longer owns, say) is still answered.
-    var submitter = event.submitter;
-    var request = null;
-    var shown = false;
+    // call as the site's programming error, unanswered. So all that can fail is in `answer`,
+    // which answers every failure (and, being async, cannot throw here).
     form.setAttribute("aria-busy", "true");
-    event.respondWith(Promise.resolve().then(function () {
-      request = requestFor(form, submitter);
-      return fetch(request.url, request.init);
-    }).then(function (response) {
-      return response.text().then(function (html) {
-        var result = readResult(html);
-        // The page first shows what the answer describes; a failed swap still answers.
-        return show(form, response, html).then(function () {
-          shown = true;
-        }, function (error) {
-          console.warn("WebMCP bridge: the swap failed:", error);
-        }).then(function () {
-          return result;
-        });
-      });
-    }).catch(function (error) {
-      console.warn("WebMCP bridge:", error.message);
-      return unreachable(form);
-    }).finally(function () {
-      form.removeAttribute("aria-busy");
-      // After the answer has gone (respondWith's reaction runs first).
-      setTimeout(function () {
-        if (shown && request) { pushHistory(form, request); }
-      }, 0);
-    }));
+    event.respondWith(answer(form, event.submitter));
   }, true);
 })();
