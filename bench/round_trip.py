@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -182,7 +183,9 @@ def register(context: BrowserContext, base: str, event: str) -> str:
     page = api.get(f"{base}/events/{event}/register").text()
     csrf = CSRF_FIELD.search(page)
     review = api.post(f"{base}/events/{event}/register", headers=HTMX,
-                      form={"csrf_token": csrf.group(1) if csrf else "", **PERSON}).text()
+                      form={"csrf_token": csrf.group(1) if csrf else "", **PERSON,
+                            # One address holds one seat of an event: each visitor has its own.
+                            "email": f"ann.{uuid.uuid4().hex[:12]}@example.com"}).text()
     token = TOKEN_FIELD.search(review)
     if token is None:
         raise RuntimeError(f"no review to confirm for {event}: {review[:200]}")
