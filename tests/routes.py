@@ -33,6 +33,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "email": "a@example.com",
     "confirmation_token": "whatever",
     "label": "Ann's laptop",
+    "token": "cal_unknown",
 }
 
 
@@ -65,6 +66,29 @@ def post_routes(human_only: bool | None = None) -> list[tuple[str, dict[str, Any
                 if field.required and name not in rule.arguments}
         routes.append((url, data, role.action.name))
     return routes
+
+
+def page_addresses(values: dict[str, str] | None = None) -> list[str]:
+    """An address of every GET route that answers something of its own (not static files,
+    health checks, the bare root, nor a page's language-prefixed copy), with a value for each
+    argument of its address and for each input its action requires (`values`, else
+    SAMPLE_VALUES)."""
+    chosen = {**SAMPLE_VALUES, **(values or {})}
+    app = declared_app()
+    actions = {rule.endpoint: role.action for rule, role in route_roles(app)}
+    addresses = app.url_map.bind("localhost")
+    pages = []
+    for rule in app.url_map.iter_rules():
+        if ("GET" not in (rule.methods or ()) or serves_static_files(rule.endpoint)
+                or rule.endpoint in ("index", "health.health", "health.version")
+                or "lang_code" in rule.arguments):
+            continue
+        action = actions.get(rule.endpoint)
+        query = {name: chosen[name] for name, field in action.schema().fields.items()
+                 if field.required and name not in rule.arguments} if action else {}
+        pages.append(addresses.build(rule.endpoint, {
+            **{name: chosen[name] for name in rule.arguments}, **query}))
+    return pages
 
 
 POST_ROUTES = post_routes()
