@@ -19,7 +19,7 @@ test: install browser lighthouse nginx services static
 	@mkdir -p build
 	@( $(MAKE) --no-print-directory lint test-shifted >build/beside.log 2>&1; \
 	    echo $$? >build/beside.rc ) & \
-	$(BIN)/pytest $(PARALLEL); main=$$?; wait; \
+	$(BIN)/pytest $(PARALLEL) --durations=25; main=$$?; wait; \
 	echo; echo "=== beside the main pass: lint, then the shifted-clock runs ==="; \
 	cat build/beside.log; \
 	[ $$main = 0 ] || echo "the main pass failed" >&2; \
