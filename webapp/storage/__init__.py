@@ -3,7 +3,8 @@
 Actions call a storage object's methods and get plain dataclasses back; they never see SQL,
 sqlite-utils, psycopg or a connection. `sqlite.SQLiteStorage` is the embedded backend and
 `postgres.PostgresStorage` the one for several app hosts; both implement `Storage`, keep the
-same promises (tests/test_storage_contract.py) and share what is not SQL (`shared`).
+same promises (tests/test_storage_contract.py), share what is not SQL (`shared`) and write
+the SQL they run alike once (`records`, each through its `dialect`).
 `backends` chooses one from the DATABASE setting.
 Times cross this boundary as timezone-aware UTC datetimes.
 """

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC
 from datetime import datetime
 from typing import Any
 
@@ -39,10 +39,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
 
-from . import Activity
-from . import AgentConnection
 from . import Confirmation
 from . import Event
 from . import EventPage
@@ -51,12 +48,19 @@ from . import EventSummary
 from . import Registration
 from . import StorageError
 from . import search
+from .dialect import PostgresDialect
+from .dialect import as_read
+from .dialect import moment
+from .dialect import stored
 from .postgres_migrations import MIGRATIONS
+from .records import EVENT_COLUMNS
+from .records import EVENT_FIELDS
+from .records import REGISTRATION_SELECT
+from .records import Records
+from .records import Row
 from .shared import NO_MATCHES
 from .shared import SUMMARY_COLUMNS
 from .shared import TermsPlan
-from .shared import activity_of
-from .shared import agent_connection_of
 from .shared import allocate_keys
 from .shared import confirmation_of
 from .shared import event_of
@@ -71,14 +75,6 @@ from .shared import terms_of
 
 guarded = guard(psycopg.Error)
 
-EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
-                "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
-                "price_amount", "price_currency")
-EVENT_COLUMNS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
-REGISTRATION_SELECT = (
-    "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
-    "FROM registrations r JOIN events e ON e.id = r.event_id"
-)
 # Transaction-level advisory locks (any two distinct numbers): one process migrates at a
 # time, and one writer changes the catalog (search keys and term counts) at a time.
 SCHEMA_LOCK = 0x77656D6370_01
@@ -119,22 +115,9 @@ class Window:
     size: int
     reading: str
 
-def stored(moment: datetime) -> datetime:
-    """A datetime as stored: UTC, to the second (as SQLite keeps it, so both order alike)."""
-    return moment.astimezone(UTC).replace(microsecond=0)
-
-
-def moment(value: datetime) -> datetime:
-    """A stored timestamptz as the storage layer hands it out: in UTC."""
-    return value.astimezone(UTC)
-
 
 def _event(row: DictRow, seats_taken: int | None = None) -> Event:
     return event_of(row, moment, seats_taken)
-
-
-def _payload(value: dict[str, Any]) -> dict[str, Any]:
-    return value
 
 
 # Every connection, the pool's too: autocommit (a method is atomic on its own), dict rows.
@@ -146,8 +129,10 @@ def connect(url: str) -> Connection[DictRow]:
     return psycopg.connect(url, **CONNECTION_OPTIONS)
 
 
-class PostgresStorage:
+class PostgresStorage(Records):
     """The site's data in one PostgreSQL database."""
+
+    dialect = PostgresDialect()
 
     # Searches whose conjunctions are expected to be held by at most this many events read
     # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
@@ -178,6 +163,24 @@ class PostgresStorage:
                 yield self.conn
         except psycopg.Error as error:
             raise StorageError("transaction failed") from error
+
+    # -- what `Records` runs on ---------------------------------------------------------
+    # Its statements as psycopg takes them (`PostgresDialect.sql`), read as dict rows.
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> Sequence[Row]:
+        """Every row `sql` reads."""
+        return self.conn.execute(self.dialect.sql(sql), params).fetchall()
+
+    def _one(self, sql: str, params: dict[str, Any]) -> Row | None:
+        """The first row `sql` reads, or None."""
+        return self.conn.execute(self.dialect.sql(sql), params).fetchone()
+
+    def _run(self, sql: str, params: dict[str, Any]) -> int:
+        """Run a statement that returns no rows; how many rows it changed."""
+        return self.conn.execute(self.dialect.sql(sql), params).rowcount
+
+    # In autocommit a statement returning rows commits like any other.
+    _returning = _one
 
     def _in_transaction(self) -> bool:
         return self.conn.info.transaction_status == TransactionStatus.INTRANS
@@ -240,12 +243,6 @@ class PostgresStorage:
         return True
 
     # -- events -------------------------------------------------------------------------
-
-    @guarded
-    def count_events(self) -> int:
-        """How many events are stored (past ones included)."""
-        row = self.conn.execute("SELECT count(*) AS events FROM events").fetchone()
-        return int(row["events"]) if row else 0
 
     @guarded
     def import_events(self, events: list[Event]) -> int:
@@ -562,70 +559,7 @@ class PostgresStorage:
             return [f"-- {said}", *(row["QUERY PLAN"] for row in self.conn.execute(
                 f"EXPLAIN {sql}", [*params, wanted], prepare=False))]
 
-    # -- visitors -----------------------------------------------------------------------
-
-    @guarded
-    def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None:
-        """Start a visitor session."""
-        self.conn.execute("INSERT INTO visitors (id, created_at, expires_at) "
-                          "VALUES (%s, %s, %s)", [visitor_id, stored(now), stored(expires_at)])
-
-    @guarded
-    def visitor_expires_at(self, visitor_id: str) -> datetime | None:
-        """When the visitor's session ends, or None if there is no such visitor."""
-        row = self.conn.execute("SELECT expires_at FROM visitors WHERE id = %s",
-                                [visitor_id]).fetchone()
-        return moment(row["expires_at"]) if row else None
-
-    @guarded
-    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None:
-        """Keep an active visitor's session alive until `expires_at`."""
-        self.conn.execute("UPDATE visitors SET expires_at = %s WHERE id = %s",
-                          [stored(expires_at), visitor_id])
-
-    # -- saved events -------------------------------------------------------------------
-
-    @guarded
-    def save_event(self, visitor_id: str, event_id: str, now: datetime) -> bool:
-        """Mark an event saved; False when it already was (nothing is written then)."""
-        cursor = self.conn.execute(
-            "INSERT INTO saved_events (visitor_id, event_id, saved_at) VALUES (%s, %s, %s) "
-            "ON CONFLICT (visitor_id, event_id) DO NOTHING", [visitor_id, event_id, stored(now)])
-        return cursor.rowcount == 1
-
-    @guarded
-    def remove_saved_event(self, visitor_id: str, event_id: str) -> bool:
-        """Forget a saved event; False when it was not saved."""
-        cursor = self.conn.execute(
-            "DELETE FROM saved_events WHERE visitor_id = %s AND event_id = %s",
-            [visitor_id, event_id])
-        return cursor.rowcount == 1
-
-    @guarded
-    def saved_events(self, visitor_id: str) -> list[Event]:
-        """The visitor's saved events, soonest first."""
-        return [_event(row) for row in self.conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM saved_events s JOIN events e ON e.id = s.event_id "
-            "WHERE s.visitor_id = %s ORDER BY e.starts_at, e.id", [visitor_id])]
-
-    @guarded
-    def is_saved(self, visitor_id: str, event_id: str) -> bool:
-        """Whether the visitor saved the event."""
-        return self.conn.execute(
-            "SELECT 1 FROM saved_events WHERE visitor_id = %s AND event_id = %s",
-            [visitor_id, event_id]).fetchone() is not None
-
     # -- registrations ------------------------------------------------------------------
-
-    @guarded
-    def create_registration(self, registration: Registration) -> None:
-        """Store a new registration (call inside `transaction()` after checking seats)."""
-        self.conn.execute(
-            "INSERT INTO registrations (id, event_id, visitor_id, attendee_name, email, state, "
-            "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            [registration.id, registration.event_id, registration.visitor_id,
-             registration.attendee_name, registration.email, registration.state,
-             stored(registration.created_at)])
 
     @guarded
     def get_registration(self, registration_id: str) -> Registration | None:
@@ -634,49 +568,7 @@ class PostgresStorage:
                                 [registration_id]).fetchone()
         return registration_of(row, moment) if row else None
 
-    @guarded
-    def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:
-        """The visitor's active registration for the event, if any."""
-        row = self.conn.execute(
-            f"{REGISTRATION_SELECT} WHERE r.visitor_id = %s AND r.event_id = %s "
-            "AND r.state = 'active'", [visitor_id, event_id]).fetchone()
-        return registration_of(row, moment) if row else None
-
-    @guarded
-    def email_registered(self, event_id: str, email: str) -> bool:
-        """Whether an active registration for the event was made with this e-mail address
-        (in any case: addresses kept before they were kept in lower case)."""
-        row = self.conn.execute(
-            "SELECT 1 FROM registrations WHERE event_id = %s AND state = 'active' "
-            "AND lower(email) = lower(%s) LIMIT 1", [event_id, email]).fetchone()
-        return row is not None
-
-    @guarded
-    def visitor_registrations(self, visitor_id: str) -> list[Registration]:
-        """All of the visitor's registrations, active first, then by event start."""
-        return [registration_of(row, moment) for row in self.conn.execute(
-            f"{REGISTRATION_SELECT} WHERE r.visitor_id = %s "
-            "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at", [visitor_id])]
-
-    @guarded
-    def cancel_registration(self, registration_id: str, now: datetime) -> None:
-        """Mark a registration cancelled (its seat is free from then on)."""
-        self.conn.execute(
-            "UPDATE registrations SET state = 'cancelled', cancelled_at = %s "
-            "WHERE id = %s AND state = 'active'", [stored(now), registration_id])
-
     # -- confirmations ------------------------------------------------------------------
-
-    @guarded
-    def create_confirmation(self, confirmation: Confirmation) -> None:
-        """Store a pending confirmation."""
-        self.conn.execute(
-            "INSERT INTO confirmations (token_hash, visitor_id, action, target_id, payload, "
-            "created_at, expires_at, source) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            [confirmation.token_hash, confirmation.visitor_id, confirmation.action,
-             confirmation.target_id, Jsonb(confirmation.payload),
-             stored(confirmation.created_at), stored(confirmation.expires_at),
-             confirmation.source])
 
     @guarded
     def get_confirmation(self, token_hash: str) -> Confirmation | None:
@@ -684,20 +576,7 @@ class PostgresStorage:
         transaction reading it: a racing request waits, then finds it spent)."""
         row = self.conn.execute("SELECT * FROM confirmations WHERE token_hash = %s"
                                 + self._locked(), [token_hash]).fetchone()
-        return confirmation_of(row, moment, _payload) if row else None
-
-    @guarded
-    def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]:
-        """The visitor's confirmations neither used nor expired, oldest first."""
-        return [confirmation_of(row, moment, _payload) for row in self.conn.execute(
-            "SELECT * FROM confirmations WHERE visitor_id = %s AND used_at IS NULL "
-            "AND expires_at > %s ORDER BY created_at, token_hash", [visitor_id, stored(now)])]
-
-    @guarded
-    def use_confirmation(self, token_hash: str, now: datetime) -> None:
-        """Spend a confirmation (call inside the transaction that acts on it)."""
-        self.conn.execute("UPDATE confirmations SET used_at = %s WHERE token_hash = %s",
-                          [stored(now), token_hash])
+        return confirmation_of(row, moment, as_read) if row else None
 
     # -- calendar feeds -----------------------------------------------------------------
 
@@ -709,132 +588,3 @@ class PostgresStorage:
             "VALUES (%s, %s, %s) ON CONFLICT (visitor_id) DO UPDATE SET "
             "token_hash = excluded.token_hash, created_at = excluded.created_at",
             [visitor_id, token_hash, stored(now)])
-
-    @guarded
-    def stop_calendar_feed(self, visitor_id: str) -> bool:
-        """Forget the visitor's feed (its address stops working); False when there was none."""
-        return self.conn.execute("DELETE FROM calendar_feeds WHERE visitor_id = %s",
-                                 [visitor_id]).rowcount == 1
-
-    @guarded
-    def calendar_feed_owner(self, token_hash: str) -> str | None:
-        """The visitor whose feed has this token hash, or None."""
-        row = self.conn.execute("SELECT visitor_id FROM calendar_feeds WHERE token_hash = %s",
-                                [token_hash]).fetchone()
-        return str(row["visitor_id"]) if row else None
-
-    @guarded
-    def calendar_feed_since(self, visitor_id: str) -> datetime | None:
-        """When the visitor's current feed was made, or None when they have none."""
-        row = self.conn.execute("SELECT created_at FROM calendar_feeds WHERE visitor_id = %s",
-                                [visitor_id]).fetchone()
-        return moment(row["created_at"]) if row else None
-
-    # -- agent connections --------------------------------------------------------------
-
-    @guarded
-    def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None:
-        """Store a new connection, known by the hash of its access token."""
-        self.conn.execute(
-            "INSERT INTO agent_connections (id, token_hash, visitor_id, label, created_at, "
-            "expires_at) VALUES (%s, %s, %s, %s, %s, %s)",
-            [connection.id, token_hash, connection.visitor_id, connection.label,
-             stored(connection.created_at), stored(connection.expires_at)])
-
-    @guarded
-    def agent_connection(self, token_hash: str) -> AgentConnection | None:
-        """The connection whose access token has this hash, or None."""
-        row = self.conn.execute("SELECT * FROM agent_connections WHERE token_hash = %s",
-                                [token_hash]).fetchone()
-        return agent_connection_of(row, moment) if row else None
-
-    @guarded
-    def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]:
-        """The visitor's connections, newest first."""
-        return [agent_connection_of(row, moment) for row in self.conn.execute(
-            "SELECT * FROM agent_connections WHERE visitor_id = %s "
-            "ORDER BY created_at DESC, id", [visitor_id])]
-
-    @guarded
-    def agent_connection_used(self, connection_id: str, now: datetime) -> None:
-        """Note when a connection was last used."""
-        self.conn.execute("UPDATE agent_connections SET last_used_at = %s WHERE id = %s",
-                          [stored(now), connection_id])
-
-    @guarded
-    def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool:
-        """Forget one of the visitor's connections; False when the visitor has no such one."""
-        cursor = self.conn.execute(
-            "DELETE FROM agent_connections WHERE id = %s AND visitor_id = %s",
-            [connection_id, visitor_id])
-        return cursor.rowcount == 1
-
-    # -- carried results ----------------------------------------------------------------
-
-    @guarded
-    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
-                            now: datetime) -> None:
-        """Keep a result under the hash of its key; the expired ones go."""
-        with self.transaction():
-            self.conn.execute("DELETE FROM carried_results WHERE expires_at <= %s",
-                              [stored(now)])
-            self.conn.execute("INSERT INTO carried_results (key_hash, body, expires_at) "
-                              "VALUES (%s, %s, %s)", [key_hash, body, stored(expires_at)])
-
-    @guarded
-    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
-        """The result kept under this key hash, deleted in the statement that reads it (so
-        it is read once, whoever races for it); None when absent or expired."""
-        row = self.conn.execute("DELETE FROM carried_results WHERE key_hash = %s "
-                                "RETURNING body, expires_at", [key_hash]).fetchone()
-        if row is None or moment(row["expires_at"]) <= now:
-            return None
-        return str(row["body"])
-
-    # -- activity -----------------------------------------------------------------------
-
-    @guarded
-    def record_activity(self, entry: Activity) -> None:
-        """Append one line to the activity log."""
-        self.conn.execute(
-            "INSERT INTO activity (at, visitor_id, source, action, status, target_id) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            [stored(entry.at), entry.visitor_id, entry.source, entry.action, entry.status,
-             entry.target_id])
-
-    @guarded
-    def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]:
-        """The visitor's latest activity, newest first."""
-        return [activity_of(row, moment) for row in self.conn.execute(
-            "SELECT * FROM activity WHERE visitor_id = %s ORDER BY at DESC, id DESC LIMIT %s",
-            [visitor_id, limit])]
-
-    # -- housekeeping -------------------------------------------------------------------
-
-    @guarded
-    def prune(self, confirmations_before: datetime, activity_before: datetime,
-              visitors_before: datetime) -> dict[str, int]:
-        """What `SQLiteStorage.prune` deletes, in one transaction; how many rows of each."""
-        idle = ("SELECT v.id FROM visitors v WHERE v.expires_at < %(before)s AND NOT EXISTS ("
-                "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
-                "AND r.state = 'active')")
-        gone = {"before": stored(visitors_before)}
-        with self.transaction():
-            confirmations = self.conn.execute(
-                "DELETE FROM confirmations WHERE expires_at < %s",
-                [stored(confirmations_before)]).rowcount
-            activity = self.conn.execute("DELETE FROM activity WHERE at < %s",
-                                         [stored(activity_before)]).rowcount
-            connections = self.conn.execute(
-                "DELETE FROM agent_connections WHERE expires_at < %s",
-                [stored(visitors_before)]).rowcount
-            carried = self.conn.execute("DELETE FROM carried_results WHERE expires_at < %s",
-                                     [stored(visitors_before)]).rowcount
-            for table in ("saved_events", "confirmations", "registrations", "activity",
-                          "agent_connections", "calendar_feeds"):
-                self.conn.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
-            visitors = self.conn.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
-                                         gone).rowcount
-        return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections, "carried": carried}
-

@@ -1,4 +1,5 @@
-"""The SQLite backend (sqlite-utils): all of the site's SQL lives in this module.
+"""The SQLite backend (sqlite-utils): its connections and transactions, the events and their
+FTS5 search index; the records whose SQL PostgreSQL shares are written once in `records`.
 
 One `SQLiteStorage` per request (see `storage.connection`). The database runs in WAL mode so readers
 never wait for the writer; writes that check and change inventory take the write lock up front
@@ -14,9 +15,9 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,6 @@ from typing import Any
 from sqlite_utils import Database
 
 from ..config import DATABASE_BUSY_TIMEOUT_MS
-from . import Activity
-from . import AgentConnection
 from . import Confirmation
 from . import Event
 from . import EventPage
@@ -34,12 +33,18 @@ from . import EventSummary
 from . import Registration
 from . import StorageError
 from . import search
+from .dialect import SQLiteDialect
+from .dialect import from_text
+from .dialect import to_text as to_text  # the bench writes times as this module stores them
 from .migrations import migrations
+from .records import EVENT_COLUMNS
+from .records import EVENT_FIELDS
+from .records import REGISTRATION_SELECT
+from .records import Records
+from .records import Row
 from .shared import NO_MATCHES
 from .shared import SUMMARY_COLUMNS
 from .shared import SUMMARY_FIELDS
-from .shared import activity_of
-from .shared import agent_connection_of
 from .shared import allocate_keys
 from .shared import confirmation_of
 from .shared import event_of
@@ -54,12 +59,6 @@ from .shared import terms_of
 
 BULK_LOAD_CACHE_KIB = 256 * 1024
 INDEX_BATCH = 2000  # events whose terms are written to the search index at once
-EVENT_COLUMNS = (
-    "e.id, e.title, e.summary, e.description, e.starts_at, e.ends_at, e.location, e.venue, "
-    "e.price, e.level, e.capacity, e.held_seats, e.registration_deadline, e.price_amount, "
-    "e.price_currency"
-)
-EVENT_FIELDS = tuple(column.removeprefix("e.") for column in EVENT_COLUMNS.split(", "))
 # In an FTS5 query: a term no event holds (every indexed term has a location after the mark).
 NO_EVENT = f'"{search.LOCATION_MARK}"'
 
@@ -71,16 +70,6 @@ class SearchPlan:
 
     sql: str
     params: dict[str, Any]
-
-
-def to_text(moment: datetime) -> str:
-    """A datetime as stored: UTC, second precision, `Z` suffix (so text order is time order)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def from_text(text: str) -> datetime:
-    """The datetime stored as `text`."""
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def quoted(term: str) -> str:
@@ -116,12 +105,6 @@ guarded = guard(sqlite3.Error)
 
 def _event(row: Mapping[str, Any], seats_taken: int | None = None) -> Event:
     return event_of(row, from_text, seats_taken)
-
-
-REGISTRATION_SELECT = (
-    "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
-    "FROM registrations r JOIN events e ON e.id = r.event_id"
-)
 
 
 def _event_row(event: Event, search_key: int) -> dict[str, Any]:
@@ -167,8 +150,10 @@ def connect(path: str | Path, *, create: bool = False,
     return db
 
 
-class SQLiteStorage:
+class SQLiteStorage(Records):
     """The site's data in one SQLite file."""
+
+    dialect = SQLiteDialect()
 
     def __init__(self, db: Database):
         self.db = db
@@ -210,16 +195,39 @@ class SQLiteStorage:
             self.db.rollback()
             raise StorageError("commit failed") from error
 
-    def _insert(self, table: str, row: dict[str, Any]) -> None:
-        """Add one row to a table the migrations made.
+    # -- what `Records` runs on ---------------------------------------------------------
+    # Reads go to the connection's own cursor, rows made dicts as sqlite-utils' `query` makes
+    # them, without the savepoint it wraps around each statement; writes go through
+    # sqlite-utils' `execute`, which commits a statement made outside a transaction.
 
-        Not sqlite-utils' `insert`: it creates a missing table from the row, so a database
-        that is not this site's (an empty file, say) would grow tables of its own instead
-        of failing the request.
-        """
-        columns = ", ".join(row)
-        values = ", ".join(f":{column}" for column in row)
-        self.db.execute(f"INSERT INTO {table} ({columns}) VALUES ({values})", row)
+    def _rows(self, sql: str, params: dict[str, Any]) -> Sequence[Row]:
+        """Every row `sql` reads, as dicts."""
+        cursor = self.db.conn.execute(sql, params)
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def _one(self, sql: str, params: dict[str, Any]) -> Row | None:
+        """The first row `sql` reads as a dict, or None."""
+        cursor = self.db.conn.execute(sql, params)
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        return dict(zip([column[0] for column in cursor.description], row, strict=True))
+
+    def _run(self, sql: str, params: dict[str, Any]) -> int:
+        """Run a statement that returns no rows; how many rows it changed."""
+        return self.db.execute(sql, params).rowcount
+
+    def _returning(self, sql: str, params: dict[str, Any]) -> Row | None:
+        """Run a write that returns rows; its first row, or None."""
+        # A statement that returns rows is not committed by sqlite-utils: the transaction
+        # commits it (and every row is read before the commit).
+        with self.transaction():
+            cursor = self.db.execute(sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            return None
+        return dict(zip([column[0] for column in cursor.description], rows[0], strict=True))
 
     # -- schema -------------------------------------------------------------------------
 
@@ -252,12 +260,6 @@ class SQLiteStorage:
             db.close()
 
     # -- events -------------------------------------------------------------------------
-
-    @guarded
-    def count_events(self) -> int:
-        """How many events are stored (past ones included)."""
-        count: int = self.db.execute("SELECT count(*) FROM events").fetchone()[0]
-        return count
 
     @guarded
     def import_events(self, events: list[Event]) -> int:
@@ -477,76 +479,7 @@ class SQLiteStorage:
         params = {**plan.params, "needed": max(count_cap, limit) + 1}
         return [row[3] for row in self.db.execute(f"EXPLAIN QUERY PLAN {plan.sql}", params)]
 
-    # -- visitors -----------------------------------------------------------------------
-
-    @guarded
-    def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None:
-        """Start a visitor session."""
-        self._insert("visitors", {"id": visitor_id, "created_at": to_text(now),
-                                  "expires_at": to_text(expires_at)})
-
-    @guarded
-    def visitor_expires_at(self, visitor_id: str) -> datetime | None:
-        """When the visitor's session ends, or None if there is no such visitor."""
-        row = self.db.execute("SELECT expires_at FROM visitors WHERE id = ?",
-                              [visitor_id]).fetchone()
-        return from_text(row[0]) if row else None
-
-    @guarded
-    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None:
-        """Keep an active visitor's session alive until `expires_at`."""
-        self.db.execute("UPDATE visitors SET expires_at = ? WHERE id = ?",
-                        [to_text(expires_at), visitor_id])
-
-    # -- saved events -------------------------------------------------------------------
-
-    @guarded
-    def save_event(self, visitor_id: str, event_id: str, now: datetime) -> bool:
-        """Mark an event saved; False when it already was (nothing is written then)."""
-        cursor = self.db.execute(
-            "INSERT INTO saved_events (visitor_id, event_id, saved_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (visitor_id, event_id) DO NOTHING",
-            [visitor_id, event_id, to_text(now)])
-        return cursor.rowcount == 1
-
-    @guarded
-    def remove_saved_event(self, visitor_id: str, event_id: str) -> bool:
-        """Forget a saved event; False when it was not saved."""
-        cursor = self.db.execute(
-            "DELETE FROM saved_events WHERE visitor_id = ? AND event_id = ?",
-            [visitor_id, event_id])
-        return cursor.rowcount == 1
-
-    @guarded
-    def saved_events(self, visitor_id: str) -> list[Event]:
-        """The visitor's saved events, soonest first."""
-        rows = self.db.query(
-            f"SELECT {EVENT_COLUMNS} FROM saved_events s JOIN events e ON e.id = s.event_id "
-            "WHERE s.visitor_id = ? ORDER BY e.starts_at, e.id", [visitor_id])
-        return [_event(row) for row in rows]
-
-    @guarded
-    def is_saved(self, visitor_id: str, event_id: str) -> bool:
-        """Whether the visitor saved the event."""
-        return self.db.execute(
-            "SELECT 1 FROM saved_events WHERE visitor_id = ? AND event_id = ?",
-            [visitor_id, event_id]).fetchone() is not None
-
     # -- registrations ------------------------------------------------------------------
-
-    @guarded
-    def create_registration(self, registration: Registration) -> None:
-        """Store a new registration (call inside `transaction()` after checking seats)."""
-        self._insert("registrations", {
-            "id": registration.id,
-            "event_id": registration.event_id,
-            "visitor_id": registration.visitor_id,
-            "attendee_name": registration.attendee_name,
-            "email": registration.email,
-            "state": registration.state,
-            "created_at": to_text(registration.created_at),
-            "cancelled_at": None,
-        })
 
     @guarded
     def get_registration(self, registration_id: str) -> Registration | None:
@@ -554,54 +487,7 @@ class SQLiteStorage:
         rows = list(self.db.query(f"{REGISTRATION_SELECT} WHERE r.id = ?", [registration_id]))
         return registration_of(rows[0], from_text) if rows else None
 
-    @guarded
-    def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:
-        """The visitor's active registration for the event, if any."""
-        rows = list(self.db.query(
-            f"{REGISTRATION_SELECT} WHERE r.visitor_id = ? AND r.event_id = ? "
-            "AND r.state = 'active'", [visitor_id, event_id]))
-        return registration_of(rows[0], from_text) if rows else None
-
-    @guarded
-    def email_registered(self, event_id: str, email: str) -> bool:
-        """Whether an active registration for the event was made with this e-mail address
-        (in any case: addresses kept before they were kept in lower case)."""
-        rows = list(self.db.query(
-            "SELECT 1 FROM registrations WHERE event_id = ? AND state = 'active' "
-            "AND lower(email) = lower(?) LIMIT 1", [event_id, email]))
-        return bool(rows)
-
-    @guarded
-    def visitor_registrations(self, visitor_id: str) -> list[Registration]:
-        """All of the visitor's registrations, active first, then by event start."""
-        rows = self.db.query(
-            f"{REGISTRATION_SELECT} WHERE r.visitor_id = ? "
-            "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at", [visitor_id])
-        return [registration_of(row, from_text) for row in rows]
-
-    @guarded
-    def cancel_registration(self, registration_id: str, now: datetime) -> None:
-        """Mark a registration cancelled (its seat is free from then on)."""
-        self.db.execute(
-            "UPDATE registrations SET state = 'cancelled', cancelled_at = ? "
-            "WHERE id = ? AND state = 'active'", [to_text(now), registration_id])
-
     # -- confirmations ------------------------------------------------------------------
-
-    @guarded
-    def create_confirmation(self, confirmation: Confirmation) -> None:
-        """Store a pending confirmation."""
-        self._insert("confirmations", {
-            "token_hash": confirmation.token_hash,
-            "visitor_id": confirmation.visitor_id,
-            "action": confirmation.action,
-            "target_id": confirmation.target_id,
-            "payload": json.dumps(confirmation.payload),
-            "created_at": to_text(confirmation.created_at),
-            "expires_at": to_text(confirmation.expires_at),
-            "used_at": None,
-            "source": confirmation.source,
-        })
 
     @guarded
     def get_confirmation(self, token_hash: str) -> Confirmation | None:
@@ -610,20 +496,6 @@ class SQLiteStorage:
                                   [token_hash]))
         return confirmation_of(rows[0], from_text, json.loads) if rows else None
 
-    @guarded
-    def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]:
-        """The visitor's confirmations neither used nor expired, oldest first."""
-        rows = self.db.query(
-            "SELECT * FROM confirmations WHERE visitor_id = ? AND used_at IS NULL "
-            "AND expires_at > ? ORDER BY created_at, token_hash", [visitor_id, to_text(now)])
-        return [confirmation_of(row, from_text, json.loads) for row in rows]
-
-    @guarded
-    def use_confirmation(self, token_hash: str, now: datetime) -> None:
-        """Spend a confirmation (call inside the transaction that acts on it)."""
-        self.db.execute("UPDATE confirmations SET used_at = ? WHERE token_hash = ?",
-                        [to_text(now), token_hash])
-
     # -- calendar feeds -----------------------------------------------------------------
 
     @guarded
@@ -631,148 +503,3 @@ class SQLiteStorage:
         """Give the visitor a feed known by this token hash; an earlier one stops working."""
         self.db.execute("INSERT OR REPLACE INTO calendar_feeds (visitor_id, token_hash, "
                         "created_at) VALUES (?, ?, ?)", [visitor_id, token_hash, to_text(now)])
-
-    @guarded
-    def stop_calendar_feed(self, visitor_id: str) -> bool:
-        """Forget the visitor's feed (its address stops working); False when there was none."""
-        return self.db.execute("DELETE FROM calendar_feeds WHERE visitor_id = ?",
-                               [visitor_id]).rowcount == 1
-
-    @guarded
-    def calendar_feed_owner(self, token_hash: str) -> str | None:
-        """The visitor whose feed has this token hash, or None."""
-        rows = list(self.db.query("SELECT visitor_id FROM calendar_feeds WHERE token_hash = ?",
-                                  [token_hash]))
-        return str(rows[0]["visitor_id"]) if rows else None
-
-    @guarded
-    def calendar_feed_since(self, visitor_id: str) -> datetime | None:
-        """When the visitor's current feed was made, or None when they have none."""
-        rows = list(self.db.query("SELECT created_at FROM calendar_feeds WHERE visitor_id = ?",
-                                  [visitor_id]))
-        return from_text(rows[0]["created_at"]) if rows else None
-
-    # -- agent connections --------------------------------------------------------------
-
-    @guarded
-    def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None:
-        """Store a new connection, known by the hash of its access token."""
-        self._insert("agent_connections", {
-            "id": connection.id,
-            "token_hash": token_hash,
-            "visitor_id": connection.visitor_id,
-            "label": connection.label,
-            "created_at": to_text(connection.created_at),
-            "expires_at": to_text(connection.expires_at),
-            "last_used_at": None,
-        })
-
-    @guarded
-    def agent_connection(self, token_hash: str) -> AgentConnection | None:
-        """The connection whose access token has this hash, or None."""
-        rows = list(self.db.query("SELECT * FROM agent_connections WHERE token_hash = ?",
-                                  [token_hash]))
-        return agent_connection_of(rows[0], from_text) if rows else None
-
-    @guarded
-    def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]:
-        """The visitor's connections, newest first."""
-        rows = self.db.query("SELECT * FROM agent_connections WHERE visitor_id = ? "
-                             "ORDER BY created_at DESC, id", [visitor_id])
-        return [agent_connection_of(row, from_text) for row in rows]
-
-    @guarded
-    def agent_connection_used(self, connection_id: str, now: datetime) -> None:
-        """Note when a connection was last used."""
-        self.db.execute("UPDATE agent_connections SET last_used_at = ? WHERE id = ?",
-                        [to_text(now), connection_id])
-
-    @guarded
-    def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool:
-        """Forget one of the visitor's connections (its token stops working); False when the
-        visitor has no such connection."""
-        cursor = self.db.execute(
-            "DELETE FROM agent_connections WHERE id = ? AND visitor_id = ?",
-            [connection_id, visitor_id])
-        return cursor.rowcount == 1
-
-    # -- carried results ----------------------------------------------------------------
-
-    @guarded
-    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
-                            now: datetime) -> None:
-        """Keep a result under the hash of its key; the expired ones go (few: each lives
-        minutes, and most are taken at once)."""
-        with self.transaction():
-            self.db.execute("DELETE FROM carried_results WHERE expires_at <= ?", [to_text(now)])
-            self._insert("carried_results", {"key_hash": key_hash, "body": body,
-                                             "expires_at": to_text(expires_at)})
-
-    @guarded
-    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
-        """The result kept under this key hash, deleted in the same statement that reads it,
-        so two requests with the same key never both get it; None when absent or expired."""
-        # A statement that returns rows is not committed by sqlite-utils: the transaction
-        # commits it (and every row is read before the commit).
-        with self.transaction():
-            rows = self.db.execute("DELETE FROM carried_results WHERE key_hash = ? "
-                                   "RETURNING body, expires_at", [key_hash]).fetchall()
-        if not rows or from_text(rows[0][1]) <= now:
-            return None
-        return str(rows[0][0])
-
-    # -- activity -----------------------------------------------------------------------
-
-    @guarded
-    def record_activity(self, entry: Activity) -> None:
-        """Append one line to the activity log."""
-        self._insert("activity", {
-            "at": to_text(entry.at),
-            "visitor_id": entry.visitor_id,
-            "source": entry.source,
-            "action": entry.action,
-            "status": entry.status,
-            "target_id": entry.target_id,
-        })
-
-    @guarded
-    def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]:
-        """The visitor's latest activity, newest first."""
-        rows = self.db.query(
-            "SELECT * FROM activity WHERE visitor_id = ? ORDER BY at DESC, id DESC LIMIT ?",
-            [visitor_id, limit])
-        return [activity_of(row, from_text) for row in rows]
-
-    # -- housekeeping -------------------------------------------------------------------
-
-    @guarded
-    def prune(self, confirmations_before: datetime, activity_before: datetime,
-              visitors_before: datetime) -> dict[str, int]:
-        """Delete confirmations that expired before one moment, activity older than another,
-        and visitors whose session ended before a third with no active registration (with
-        everything that was theirs: nobody can reach it again), and agent connections that
-        expired before that third moment. Returns how many rows of each went.
-
-        A visitor with an active registration stays: it is a seat on the organizer's list.
-        """
-        idle = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
-                "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
-                "AND r.state = 'active')")
-        gone = {"before": to_text(visitors_before)}
-        with self.transaction():
-            confirmations = self.db.execute(
-                "DELETE FROM confirmations WHERE expires_at < ?",
-                [to_text(confirmations_before)]).rowcount
-            activity = self.db.execute("DELETE FROM activity WHERE at < ?",
-                                       [to_text(activity_before)]).rowcount
-            connections = self.db.execute("DELETE FROM agent_connections WHERE expires_at < ?",
-                                          [to_text(visitors_before)]).rowcount
-            carried = self.db.execute("DELETE FROM carried_results WHERE expires_at < ?",
-                                     [to_text(visitors_before)]).rowcount
-            for table in ("saved_events", "confirmations", "registrations", "activity",
-                          "agent_connections", "calendar_feeds"):
-                self.db.execute(f"DELETE FROM {table} WHERE visitor_id IN ({idle})", gone)
-            visitors = self.db.execute(f"DELETE FROM visitors WHERE id IN ({idle})",
-                                       gone).rowcount
-        return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections, "carried": carried}

@@ -1,0 +1,420 @@
+"""The records both backends keep alike (visitors, saved events, registrations, confirmations,
+calendar feeds, agent connections, carried results, activity), each method written once.
+
+The SQL is the same on SQLite and PostgreSQL: `ON CONFLICT` and `RETURNING` mean the same on
+both. Parameters are named (`:name`), times and JSON go through the backend's `Dialect`, and
+a backend provides the four primitives below (`_rows`, `_one`, `_run`, `_returning`) and
+`transaction()`. What differs more than that (events, search, locks, the schema) stays in
+`sqlite.py` and `postgres.py`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+from typing import Concatenate
+from typing import ParamSpec
+from typing import TypeVar
+
+from . import Activity
+from . import AgentConnection
+from . import Confirmation
+from . import Event
+from . import Registration
+from . import StorageError
+from .dialect import Dialect
+from .shared import activity_of
+from .shared import agent_connection_of
+from .shared import confirmation_of
+from .shared import event_of
+from .shared import registration_of
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound="Records")
+Row = Mapping[str, Any]
+
+EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
+                "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
+                "price_amount", "price_currency")
+EVENT_COLUMNS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
+REGISTRATION_SELECT = (
+    "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
+    "FROM registrations r JOIN events e ON e.id = r.event_id"
+)
+
+
+def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """A decorator turning the backend's driver errors (`Dialect.errors`) into StorageError;
+    the cause stays in the server log only."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except self.dialect.errors as error:  # only looked up once something failed
+            raise StorageError(f"{method.__name__} failed") from error
+
+    return wrapper
+
+
+# The statements, made once: the PostgreSQL dialect rewrites each one once and finds it again
+# by the same string (see `dialect.PostgresDialect.sql`).
+COUNT_EVENTS = "SELECT count(*) AS events FROM events"
+CREATE_VISITOR = ("INSERT INTO visitors (id, created_at, expires_at) "
+                  "VALUES (:id, :created_at, :expires_at)")
+VISITOR_EXPIRES_AT = "SELECT expires_at FROM visitors WHERE id = :id"
+EXTEND_VISITOR = "UPDATE visitors SET expires_at = :expires_at WHERE id = :id"
+SAVE_EVENT = ("INSERT INTO saved_events (visitor_id, event_id, saved_at) "
+              "VALUES (:visitor_id, :event_id, :saved_at) "
+              "ON CONFLICT (visitor_id, event_id) DO NOTHING")
+REMOVE_SAVED_EVENT = ("DELETE FROM saved_events "
+                      "WHERE visitor_id = :visitor_id AND event_id = :event_id")
+SAVED_EVENTS = (f"SELECT {EVENT_COLUMNS} FROM saved_events s JOIN events e ON e.id = s.event_id "
+                "WHERE s.visitor_id = :visitor_id ORDER BY e.starts_at, e.id")
+IS_SAVED = "SELECT 1 FROM saved_events WHERE visitor_id = :visitor_id AND event_id = :event_id"
+CREATE_REGISTRATION = (
+    "INSERT INTO registrations (id, event_id, visitor_id, attendee_name, email, state, "
+    "created_at) VALUES (:id, :event_id, :visitor_id, :attendee_name, :email, :state, "
+    ":created_at)")
+ACTIVE_REGISTRATION = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id "
+                       "AND r.event_id = :event_id AND r.state = 'active'")
+EMAIL_REGISTERED = ("SELECT 1 FROM registrations WHERE event_id = :event_id AND state = 'active' "
+                    "AND lower(email) = lower(:email) LIMIT 1")
+VISITOR_REGISTRATIONS = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id "
+                         "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at")
+CANCEL_REGISTRATION = ("UPDATE registrations SET state = 'cancelled', cancelled_at = :now "
+                       "WHERE id = :id AND state = 'active'")
+CREATE_CONFIRMATION = (
+    "INSERT INTO confirmations (token_hash, visitor_id, action, target_id, payload, "
+    "created_at, expires_at, source) VALUES (:token_hash, :visitor_id, :action, :target_id, "
+    ":payload, :created_at, :expires_at, :source)")
+PENDING_CONFIRMATIONS = ("SELECT * FROM confirmations WHERE visitor_id = :visitor_id "
+                         "AND used_at IS NULL AND expires_at > :now "
+                         "ORDER BY created_at, token_hash")
+USE_CONFIRMATION = "UPDATE confirmations SET used_at = :now WHERE token_hash = :token_hash"
+STOP_CALENDAR_FEED = "DELETE FROM calendar_feeds WHERE visitor_id = :visitor_id"
+CALENDAR_FEED_OWNER = "SELECT visitor_id FROM calendar_feeds WHERE token_hash = :token_hash"
+CALENDAR_FEED_SINCE = "SELECT created_at FROM calendar_feeds WHERE visitor_id = :visitor_id"
+CREATE_AGENT_CONNECTION = (
+    "INSERT INTO agent_connections (id, token_hash, visitor_id, label, created_at, "
+    "expires_at) VALUES (:id, :token_hash, :visitor_id, :label, :created_at, :expires_at)")
+AGENT_CONNECTION = "SELECT * FROM agent_connections WHERE token_hash = :token_hash"
+VISITOR_AGENT_CONNECTIONS = ("SELECT * FROM agent_connections WHERE visitor_id = :visitor_id "
+                             "ORDER BY created_at DESC, id")
+AGENT_CONNECTION_USED = "UPDATE agent_connections SET last_used_at = :now WHERE id = :id"
+REVOKE_AGENT_CONNECTION = ("DELETE FROM agent_connections "
+                           "WHERE id = :id AND visitor_id = :visitor_id")
+DROP_EXPIRED_RESULTS = "DELETE FROM carried_results WHERE expires_at <= :now"
+KEEP_CARRIED_RESULT = ("INSERT INTO carried_results (key_hash, body, expires_at) "
+                       "VALUES (:key_hash, :body, :expires_at)")
+TAKE_CARRIED_RESULT = ("DELETE FROM carried_results WHERE key_hash = :key_hash "
+                       "RETURNING body, expires_at")
+RECORD_ACTIVITY = ("INSERT INTO activity (at, visitor_id, source, action, status, target_id) "
+                   "VALUES (:at, :visitor_id, :source, :action, :status, :target_id)")
+RECENT_ACTIVITY = ("SELECT * FROM activity WHERE visitor_id = :visitor_id "
+                   "ORDER BY at DESC, id DESC LIMIT :limit")
+PRUNE_CONFIRMATIONS = "DELETE FROM confirmations WHERE expires_at < :before"
+PRUNE_ACTIVITY = "DELETE FROM activity WHERE at < :before"
+PRUNE_CONNECTIONS = "DELETE FROM agent_connections WHERE expires_at < :before"
+PRUNE_CARRIED = "DELETE FROM carried_results WHERE expires_at < :before"
+# Visitors whose session ended before `:before` and who hold no seat.
+IDLE_VISITORS = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
+                 "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
+                 "AND r.state = 'active')")
+PRUNE_IDLE_BELONGINGS = tuple(
+    f"DELETE FROM {table} WHERE visitor_id IN ({IDLE_VISITORS})"
+    for table in ("saved_events", "confirmations", "registrations", "activity",
+                  "agent_connections", "calendar_feeds"))
+PRUNE_IDLE_VISITORS = f"DELETE FROM visitors WHERE id IN ({IDLE_VISITORS})"
+
+
+class Records:
+    """The storage methods whose SQL both backends share, on the primitives a backend gives."""
+
+    dialect: Dialect
+
+    # -- what a backend provides --------------------------------------------------------
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One transaction (a savepoint inside another): all of it commits, or none."""
+        raise NotImplementedError
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> Sequence[Row]:
+        """Every row `sql` reads, each a mapping of column names to values."""
+        raise NotImplementedError
+
+    def _one(self, sql: str, params: dict[str, Any]) -> Row | None:
+        """The first row `sql` reads, or None."""
+        raise NotImplementedError
+
+    def _run(self, sql: str, params: dict[str, Any]) -> int:
+        """Run a statement that returns no rows (committed unless in a transaction); how many
+        rows it changed."""
+        raise NotImplementedError
+
+    def _returning(self, sql: str, params: dict[str, Any]) -> Row | None:
+        """Run a write that returns rows (`RETURNING`), committed unless in a transaction;
+        its first row, or None."""
+        raise NotImplementedError
+
+    # -- events -------------------------------------------------------------------------
+
+    @guarded
+    def count_events(self) -> int:
+        """How many events are stored (past ones included)."""
+        row = self._one(COUNT_EVENTS, {})
+        return int(row["events"]) if row else 0
+
+    # -- visitors -----------------------------------------------------------------------
+
+    @guarded
+    def create_visitor(self, visitor_id: str, now: datetime, expires_at: datetime) -> None:
+        """Start a visitor session."""
+        moment_in = self.dialect.moment_in
+        self._run(CREATE_VISITOR, {"id": visitor_id, "created_at": moment_in(now),
+                                   "expires_at": moment_in(expires_at)})
+
+    @guarded
+    def visitor_expires_at(self, visitor_id: str) -> datetime | None:
+        """When the visitor's session ends, or None if there is no such visitor."""
+        row = self._one(VISITOR_EXPIRES_AT, {"id": visitor_id})
+        return self.dialect.moment_out(row["expires_at"]) if row else None
+
+    @guarded
+    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None:
+        """Keep an active visitor's session alive until `expires_at`."""
+        self._run(EXTEND_VISITOR, {"expires_at": self.dialect.moment_in(expires_at),
+                                   "id": visitor_id})
+
+    # -- saved events -------------------------------------------------------------------
+
+    @guarded
+    def save_event(self, visitor_id: str, event_id: str, now: datetime) -> bool:
+        """Mark an event saved; False when it already was (nothing is written then)."""
+        return self._run(SAVE_EVENT, {"visitor_id": visitor_id, "event_id": event_id,
+                                      "saved_at": self.dialect.moment_in(now)}) == 1
+
+    @guarded
+    def remove_saved_event(self, visitor_id: str, event_id: str) -> bool:
+        """Forget a saved event; False when it was not saved."""
+        return self._run(REMOVE_SAVED_EVENT,
+                         {"visitor_id": visitor_id, "event_id": event_id}) == 1
+
+    @guarded
+    def saved_events(self, visitor_id: str) -> list[Event]:
+        """The visitor's saved events, soonest first."""
+        moment_out = self.dialect.moment_out
+        return [event_of(row, moment_out)
+                for row in self._rows(SAVED_EVENTS, {"visitor_id": visitor_id})]
+
+    @guarded
+    def is_saved(self, visitor_id: str, event_id: str) -> bool:
+        """Whether the visitor saved the event."""
+        return self._one(IS_SAVED, {"visitor_id": visitor_id, "event_id": event_id}) is not None
+
+    # -- registrations ------------------------------------------------------------------
+
+    @guarded
+    def create_registration(self, registration: Registration) -> None:
+        """Store a new registration (call inside `transaction()` after checking seats)."""
+        self._run(CREATE_REGISTRATION, {
+            "id": registration.id,
+            "event_id": registration.event_id,
+            "visitor_id": registration.visitor_id,
+            "attendee_name": registration.attendee_name,
+            "email": registration.email,
+            "state": registration.state,
+            "created_at": self.dialect.moment_in(registration.created_at),
+        })
+
+    @guarded
+    def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:
+        """The visitor's active registration for the event, if any."""
+        row = self._one(ACTIVE_REGISTRATION, {"visitor_id": visitor_id, "event_id": event_id})
+        return registration_of(row, self.dialect.moment_out) if row else None
+
+    @guarded
+    def email_registered(self, event_id: str, email: str) -> bool:
+        """Whether an active registration for the event was made with this e-mail address
+        (in any case: addresses kept before they were kept in lower case)."""
+        return self._one(EMAIL_REGISTERED, {"event_id": event_id, "email": email}) is not None
+
+    @guarded
+    def visitor_registrations(self, visitor_id: str) -> list[Registration]:
+        """All of the visitor's registrations, active first, then by event start."""
+        moment_out = self.dialect.moment_out
+        return [registration_of(row, moment_out)
+                for row in self._rows(VISITOR_REGISTRATIONS, {"visitor_id": visitor_id})]
+
+    @guarded
+    def cancel_registration(self, registration_id: str, now: datetime) -> None:
+        """Mark a registration cancelled (its seat is free from then on)."""
+        self._run(CANCEL_REGISTRATION, {"now": self.dialect.moment_in(now),
+                                        "id": registration_id})
+
+    # -- confirmations ------------------------------------------------------------------
+
+    @guarded
+    def create_confirmation(self, confirmation: Confirmation) -> None:
+        """Store a pending confirmation."""
+        moment_in = self.dialect.moment_in
+        self._run(CREATE_CONFIRMATION, {
+            "token_hash": confirmation.token_hash,
+            "visitor_id": confirmation.visitor_id,
+            "action": confirmation.action,
+            "target_id": confirmation.target_id,
+            "payload": self.dialect.json_in(confirmation.payload),
+            "created_at": moment_in(confirmation.created_at),
+            "expires_at": moment_in(confirmation.expires_at),
+            "source": confirmation.source,
+        })
+
+    @guarded
+    def pending_confirmations(self, visitor_id: str, now: datetime) -> list[Confirmation]:
+        """The visitor's confirmations neither used nor expired, oldest first."""
+        dialect = self.dialect
+        rows = self._rows(PENDING_CONFIRMATIONS, {"visitor_id": visitor_id,
+                                                  "now": dialect.moment_in(now)})
+        return [confirmation_of(row, dialect.moment_out, dialect.json_out) for row in rows]
+
+    @guarded
+    def use_confirmation(self, token_hash: str, now: datetime) -> None:
+        """Spend a confirmation (call inside the transaction that acts on it)."""
+        self._run(USE_CONFIRMATION, {"now": self.dialect.moment_in(now),
+                                     "token_hash": token_hash})
+
+    # -- calendar feeds -----------------------------------------------------------------
+
+    @guarded
+    def stop_calendar_feed(self, visitor_id: str) -> bool:
+        """Forget the visitor's feed (its address stops working); False when there was none."""
+        return self._run(STOP_CALENDAR_FEED, {"visitor_id": visitor_id}) == 1
+
+    @guarded
+    def calendar_feed_owner(self, token_hash: str) -> str | None:
+        """The visitor whose feed has this token hash, or None."""
+        row = self._one(CALENDAR_FEED_OWNER, {"token_hash": token_hash})
+        return str(row["visitor_id"]) if row else None
+
+    @guarded
+    def calendar_feed_since(self, visitor_id: str) -> datetime | None:
+        """When the visitor's current feed was made, or None when they have none."""
+        row = self._one(CALENDAR_FEED_SINCE, {"visitor_id": visitor_id})
+        return self.dialect.moment_out(row["created_at"]) if row else None
+
+    # -- agent connections --------------------------------------------------------------
+
+    @guarded
+    def create_agent_connection(self, connection: AgentConnection, token_hash: str) -> None:
+        """Store a new connection, known by the hash of its access token."""
+        moment_in = self.dialect.moment_in
+        self._run(CREATE_AGENT_CONNECTION, {
+            "id": connection.id,
+            "token_hash": token_hash,
+            "visitor_id": connection.visitor_id,
+            "label": connection.label,
+            "created_at": moment_in(connection.created_at),
+            "expires_at": moment_in(connection.expires_at),
+        })
+
+    @guarded
+    def agent_connection(self, token_hash: str) -> AgentConnection | None:
+        """The connection whose access token has this hash, or None."""
+        row = self._one(AGENT_CONNECTION, {"token_hash": token_hash})
+        return agent_connection_of(row, self.dialect.moment_out) if row else None
+
+    @guarded
+    def visitor_agent_connections(self, visitor_id: str) -> list[AgentConnection]:
+        """The visitor's connections, newest first."""
+        moment_out = self.dialect.moment_out
+        return [agent_connection_of(row, moment_out)
+                for row in self._rows(VISITOR_AGENT_CONNECTIONS, {"visitor_id": visitor_id})]
+
+    @guarded
+    def agent_connection_used(self, connection_id: str, now: datetime) -> None:
+        """Note when a connection was last used."""
+        self._run(AGENT_CONNECTION_USED, {"now": self.dialect.moment_in(now),
+                                          "id": connection_id})
+
+    @guarded
+    def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool:
+        """Forget one of the visitor's connections (its token stops working); False when the
+        visitor has no such connection."""
+        return self._run(REVOKE_AGENT_CONNECTION,
+                         {"id": connection_id, "visitor_id": visitor_id}) == 1
+
+    # -- carried results ----------------------------------------------------------------
+
+    @guarded
+    def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,
+                            now: datetime) -> None:
+        """Keep a result under the hash of its key; the expired ones go (few: each lives
+        minutes, and most are taken at once)."""
+        moment_in = self.dialect.moment_in
+        with self.transaction():
+            self._run(DROP_EXPIRED_RESULTS, {"now": moment_in(now)})
+            self._run(KEEP_CARRIED_RESULT, {"key_hash": key_hash, "body": body,
+                                            "expires_at": moment_in(expires_at)})
+
+    @guarded
+    def take_carried_result(self, key_hash: str, now: datetime) -> str | None:
+        """The result kept under this key hash, deleted in the same statement that reads it,
+        so two requests with the same key never both get it; None when absent or expired."""
+        row = self._returning(TAKE_CARRIED_RESULT, {"key_hash": key_hash})
+        if row is None or self.dialect.moment_out(row["expires_at"]) <= now:
+            return None
+        return str(row["body"])
+
+    # -- activity -----------------------------------------------------------------------
+
+    @guarded
+    def record_activity(self, entry: Activity) -> None:
+        """Append one line to the activity log."""
+        self._run(RECORD_ACTIVITY, {
+            "at": self.dialect.moment_in(entry.at),
+            "visitor_id": entry.visitor_id,
+            "source": entry.source,
+            "action": entry.action,
+            "status": entry.status,
+            "target_id": entry.target_id,
+        })
+
+    @guarded
+    def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]:
+        """The visitor's latest activity, newest first."""
+        moment_out = self.dialect.moment_out
+        return [activity_of(row, moment_out) for row in self._rows(
+            RECENT_ACTIVITY, {"visitor_id": visitor_id, "limit": limit})]
+
+    # -- housekeeping -------------------------------------------------------------------
+
+    @guarded
+    def prune(self, confirmations_before: datetime, activity_before: datetime,
+              visitors_before: datetime) -> dict[str, int]:
+        """Delete confirmations that expired before one moment, activity older than another,
+        and visitors whose session ended before a third with no active registration (with
+        everything that was theirs: nobody can reach it again), and agent connections that
+        expired before that third moment. Returns how many rows of each went. One
+        transaction.
+
+        A visitor with an active registration stays: it is a seat on the organizer's list.
+        """
+        moment_in = self.dialect.moment_in
+        gone = {"before": moment_in(visitors_before)}
+        with self.transaction():
+            confirmations = self._run(PRUNE_CONFIRMATIONS,
+                                      {"before": moment_in(confirmations_before)})
+            activity = self._run(PRUNE_ACTIVITY, {"before": moment_in(activity_before)})
+            connections = self._run(PRUNE_CONNECTIONS, gone)
+            carried = self._run(PRUNE_CARRIED, gone)
+            for belongings in PRUNE_IDLE_BELONGINGS:
+                self._run(belongings, gone)
+            visitors = self._run(PRUNE_IDLE_VISITORS, gone)
+        return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
+                "connections": connections, "carried": carried}
