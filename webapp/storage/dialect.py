@@ -1,6 +1,6 @@
 """What tells the two backends apart in the SQL they share (`records.Records`): how a named
-parameter is written, how times and JSON go in and come out, and which driver errors a
-failed statement raises.
+parameter is written, how times and JSON go in and come out, which reads lock their rows,
+and which driver errors a failed statement raises.
 
 The shared SQL names its parameters `:name`, which sqlite3 takes as it is; psycopg wants
 `%(name)s`, so `PostgresDialect.sql` rewrites each statement once and keeps the result.
@@ -71,6 +71,11 @@ class Dialect:
         """`text`, a statement with `:name` parameters, as the driver takes it."""
         return text
 
+    def locked(self, in_transaction: bool, of: str = "") -> str:
+        """What ends a SELECT whose rows stay as read until the transaction ends (`of`: the
+        tables locked, ` OF r`): nothing where a transaction holds the whole database."""
+        return ""
+
     @staticmethod
     def moment_in(value: datetime, /) -> Any:
         """A datetime as this database stores it."""
@@ -116,6 +121,10 @@ class PostgresDialect(Dialect):
         # Each statement is rewritten once per process: the records pass the same few
         # module-level strings again and again, so a lookup is all a call costs.
         self._converted: dict[str, str] = {}
+
+    def locked(self, in_transaction: bool, of: str = "") -> str:
+        """` FOR UPDATE` inside a transaction (a row lock; outside one it would end at once)."""
+        return f" FOR UPDATE{of}" if in_transaction else ""
 
     def sql(self, text: str) -> str:
         """`text` with psycopg's `%(name)s` parameters (`pyformat`), rewritten once."""

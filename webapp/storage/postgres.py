@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -40,37 +39,31 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow
 from psycopg.rows import dict_row
 
-from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
 from . import EventSummary
-from . import Registration
 from . import StorageError
 from . import search
 from .dialect import PostgresDialect
-from .dialect import as_read
 from .dialect import moment
 from .dialect import stored
 from .postgres_migrations import MIGRATIONS
 from .records import EVENT_COLUMNS
 from .records import EVENT_FIELDS
-from .records import REGISTRATION_SELECT
 from .records import Records
 from .records import Row
+from .records import event_of
+from .records import summary_of
 from .shared import NO_MATCHES
 from .shared import SUMMARY_COLUMNS
 from .shared import TermsPlan
 from .shared import allocate_keys
-from .shared import confirmation_of
-from .shared import event_of
 from .shared import guard
 from .shared import holding_ranges
 from .shared import needed
 from .shared import page_of
 from .shared import plan_terms
-from .shared import registration_of
-from .shared import summary_of
 from .shared import terms_of
 
 guarded = guard(psycopg.Error)
@@ -114,10 +107,6 @@ class Window:
 
     size: int
     reading: str
-
-
-def _event(row: DictRow, seats_taken: int | None = None) -> Event:
-    return event_of(row, moment, seats_taken)
 
 
 # Every connection, the pool's too: autocommit (a method is atomic on its own), dict rows.
@@ -185,10 +174,6 @@ class PostgresStorage(Records):
     def _in_transaction(self) -> bool:
         return self.conn.info.transaction_status == TransactionStatus.INTRANS
 
-    def _locked(self, what: str = "") -> str:
-        """` FOR UPDATE` inside a transaction: a row read there stays as read until it ends."""
-        return f" FOR UPDATE{what}" if self._in_transaction() else ""
-
     # -- schema -------------------------------------------------------------------------
 
     @classmethod
@@ -231,7 +216,7 @@ class PostgresStorage(Records):
         built = self.conn.execute("SELECT terms_version FROM search_index").fetchone()
         if built is not None and built["terms_version"] == search.VERSION:
             return False
-        events = [_event(row) for row in self.conn.execute(
+        events = [event_of(row, moment) for row in self.conn.execute(
             f"SELECT {EVENT_COLUMNS} FROM events e")]
         with self.conn.cursor() as cursor:
             cursor.executemany("UPDATE events SET terms = %s WHERE id = %s",
@@ -354,25 +339,6 @@ class PostgresStorage(Records):
         """Refresh the planner's statistics of the search's tables."""
         for table in ("events", "search_terms"):
             self.conn.execute(f"{command} {table}")
-
-    @guarded
-    def get_event(self, event_id: str, count_seats: bool = False,
-                  for_update: bool = False) -> Event | None:
-        """One event, or None; with `count_seats`, its taken seats counted now; with
-        `for_update` (inside a transaction), its row locked until the transaction ends."""
-        row = self.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = %s"
-                                + (self._locked() if for_update else ""), [event_id]).fetchone()
-        if row is None:
-            return None
-        taken = None
-        if count_seats:
-            # A statement of its own, after the lock: it sees every registration committed
-            # by whoever held the lock before (see the module's docstring).
-            active = self.conn.execute(
-                "SELECT count(*) AS active FROM registrations "
-                "WHERE event_id = %s AND state = 'active'", [event_id]).fetchone()
-            taken = row["held_seats"] + (active["active"] if active else 0)
-        return _event(row, seats_taken=taken)
 
     @guarded
     def search_events(self, query: EventQuery, limit: int, offset: int,
@@ -558,33 +524,3 @@ class PostgresStorage(Records):
         with self._planned_for(reading):
             return [f"-- {said}", *(row["QUERY PLAN"] for row in self.conn.execute(
                 f"EXPLAIN {sql}", [*params, wanted], prepare=False))]
-
-    # -- registrations ------------------------------------------------------------------
-
-    @guarded
-    def get_registration(self, registration_id: str) -> Registration | None:
-        """One registration, or None (locked until the end of a transaction reading it)."""
-        row = self.conn.execute(f"{REGISTRATION_SELECT} WHERE r.id = %s" + self._locked(" OF r"),
-                                [registration_id]).fetchone()
-        return registration_of(row, moment) if row else None
-
-    # -- confirmations ------------------------------------------------------------------
-
-    @guarded
-    def get_confirmation(self, token_hash: str) -> Confirmation | None:
-        """The confirmation with this token hash, or None (locked until the end of a
-        transaction reading it: a racing request waits, then finds it spent)."""
-        row = self.conn.execute("SELECT * FROM confirmations WHERE token_hash = %s"
-                                + self._locked(), [token_hash]).fetchone()
-        return confirmation_of(row, moment, as_read) if row else None
-
-    # -- calendar feeds -----------------------------------------------------------------
-
-    @guarded
-    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None:
-        """Give the visitor a feed known by this token hash; an earlier one stops working."""
-        self.conn.execute(
-            "INSERT INTO calendar_feeds (visitor_id, token_hash, created_at) "
-            "VALUES (%s, %s, %s) ON CONFLICT (visitor_id) DO UPDATE SET "
-            "token_hash = excluded.token_hash, created_at = excluded.created_at",
-            [visitor_id, token_hash, stored(now)])

@@ -2,10 +2,10 @@
 calendar feeds, agent connections, carried results, activity), each method written once.
 
 The SQL is the same on SQLite and PostgreSQL: `ON CONFLICT` and `RETURNING` mean the same on
-both. Parameters are named (`:name`), times and JSON go through the backend's `Dialect`, and
-a backend provides the four primitives below (`_rows`, `_one`, `_run`, `_returning`) and
-`transaction()`. What differs more than that (events, search, locks, the schema) stays in
-`sqlite.py` and `postgres.py`.
+both. Parameters are named (`:name`); times, JSON and row locks go through the backend's
+`Dialect`; a backend provides the primitives below (`_rows`, `_one`, `_run`, `_returning`,
+`_in_transaction`) and `transaction()`. Rows become dataclasses here (`event_of`, ...). What
+differs more (writing events, search, the schema) stays in `sqlite.py` and `postgres.py`.
 """
 
 from __future__ import annotations
@@ -25,14 +25,10 @@ from . import Activity
 from . import AgentConnection
 from . import Confirmation
 from . import Event
+from . import EventSummary
 from . import Registration
 from . import StorageError
 from .dialect import Dialect
-from .shared import activity_of
-from .shared import agent_connection_of
-from .shared import confirmation_of
-from .shared import event_of
-from .shared import registration_of
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -61,6 +57,89 @@ def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P
             raise StorageError(f"{method.__name__} failed") from error
 
     return wrapper
+
+
+# How a backend reads a stored time (`Dialect.moment_out`).
+Moment = Callable[[Any], datetime]
+
+
+def summary_of(row: Row, moment: Moment) -> EventSummary:
+    """An event's summary from a row of its `SUMMARY_FIELDS`."""
+    return EventSummary(id=row["id"], title=row["title"], summary=row["summary"],
+                        starts_at=moment(row["starts_at"]), location=row["location"],
+                        price=row["price"], level=row["level"])
+
+
+def event_of(row: Row, moment: Moment, seats_taken: int | None = None) -> Event:
+    """An event from a row of its columns."""
+    return Event(
+        id=row["id"],
+        title=row["title"],
+        summary=row["summary"],
+        description=row["description"],
+        starts_at=moment(row["starts_at"]),
+        ends_at=moment(row["ends_at"]),
+        location=row["location"],
+        venue=row["venue"],
+        price=row["price"],
+        level=row["level"],
+        capacity=row["capacity"],
+        held_seats=row["held_seats"],
+        registration_deadline=moment(row["registration_deadline"]),
+        seats_taken=seats_taken,
+        price_amount=row["price_amount"],
+        price_currency=row["price_currency"],
+    )
+
+
+def registration_of(row: Row, moment: Moment) -> Registration:
+    """A registration from a row with its event's title and start."""
+    return Registration(
+        id=row["id"],
+        event_id=row["event_id"],
+        visitor_id=row["visitor_id"],
+        attendee_name=row["attendee_name"],
+        email=row["email"],
+        state=row["state"],
+        created_at=moment(row["created_at"]),
+        cancelled_at=moment(row["cancelled_at"]) if row["cancelled_at"] else None,
+        event_title=row["event_title"],
+        event_starts_at=moment(row["event_starts_at"]),
+    )
+
+
+def confirmation_of(row: Row, moment: Moment,
+                    payload: Callable[[Any], dict[str, Any]]) -> Confirmation:
+    """A confirmation from its row; `payload` reads the stored payload."""
+    return Confirmation(
+        token_hash=row["token_hash"],
+        visitor_id=row["visitor_id"],
+        action=row["action"],
+        target_id=row["target_id"],
+        payload=payload(row["payload"]),
+        created_at=moment(row["created_at"]),
+        expires_at=moment(row["expires_at"]),
+        used_at=moment(row["used_at"]) if row["used_at"] else None,
+        source=row["source"],
+    )
+
+
+def agent_connection_of(row: Row, moment: Moment) -> AgentConnection:
+    """An agent connection from its row."""
+    return AgentConnection(
+        id=row["id"],
+        visitor_id=row["visitor_id"],
+        label=row["label"],
+        created_at=moment(row["created_at"]),
+        expires_at=moment(row["expires_at"]),
+        last_used_at=moment(row["last_used_at"]) if row["last_used_at"] else None,
+    )
+
+
+def activity_of(row: Row, moment: Moment) -> Activity:
+    """A line of the activity log from its row."""
+    return Activity(at=moment(row["at"]), visitor_id=row["visitor_id"], source=row["source"],
+                    action=row["action"], status=row["status"], target_id=row["target_id"])
 
 
 # The statements, made once: the PostgreSQL dialect rewrites each one once and finds it again
@@ -163,6 +242,10 @@ class Records:
         its first row, or None."""
         raise NotImplementedError
 
+    def _in_transaction(self) -> bool:
+        """Whether a transaction is open (where a row read may be locked, `Dialect.locked`)."""
+        raise NotImplementedError
+
     # -- events -------------------------------------------------------------------------
 
     @guarded
@@ -170,6 +253,26 @@ class Records:
         """How many events are stored (past ones included)."""
         row = self._one(COUNT_EVENTS, {})
         return int(row["events"]) if row else 0
+
+    @guarded
+    def get_event(self, event_id: str, count_seats: bool = False,
+                  for_update: bool = False) -> Event | None:
+        """One event, or None; with `count_seats`, its taken seats counted now; with
+        `for_update` (inside a transaction), its row locked until the transaction ends where
+        rows are locked (SQLite's transaction already holds the whole database)."""
+        lock = self.dialect.locked(self._in_transaction()) if for_update else ""
+        row = self._one(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = :id{lock}",
+                        {"id": event_id})
+        if row is None:
+            return None
+        taken = None
+        if count_seats:
+            # A statement of its own, after the lock: it sees every registration committed
+            # by whoever held the lock before (see `postgres`' docstring).
+            active = self._one("SELECT count(*) AS active FROM registrations "
+                               "WHERE event_id = :id AND state = 'active'", {"id": event_id})
+            taken = row["held_seats"] + (active["active"] if active else 0)
+        return event_of(row, self.dialect.moment_out, taken)
 
     # -- visitors -----------------------------------------------------------------------
 
@@ -221,6 +324,14 @@ class Records:
     # -- registrations ------------------------------------------------------------------
 
     @guarded
+    def get_registration(self, registration_id: str) -> Registration | None:
+        """One registration, or None (locked until the end of a transaction reading it)."""
+        row = self._one(f"{REGISTRATION_SELECT} WHERE r.id = :id"
+                        + self.dialect.locked(self._in_transaction(), " OF r"),
+                        {"id": registration_id})
+        return registration_of(row, self.dialect.moment_out) if row else None
+
+    @guarded
     def create_registration(self, registration: Registration) -> None:
         """Store a new registration (call inside `transaction()` after checking seats)."""
         self._run(CREATE_REGISTRATION, {
@@ -261,6 +372,14 @@ class Records:
     # -- confirmations ------------------------------------------------------------------
 
     @guarded
+    def get_confirmation(self, token_hash: str) -> Confirmation | None:
+        """The confirmation with this token hash, or None (locked until the end of a
+        transaction reading it: a racing request waits, then finds it spent)."""
+        row = self._one("SELECT * FROM confirmations WHERE token_hash = :token_hash"
+                        + self.dialect.locked(self._in_transaction()), {"token_hash": token_hash})
+        return confirmation_of(row, self.dialect.moment_out, self.dialect.json_out) if row else None
+
+    @guarded
     def create_confirmation(self, confirmation: Confirmation) -> None:
         """Store a pending confirmation."""
         moment_in = self.dialect.moment_in
@@ -290,6 +409,15 @@ class Records:
                                      "token_hash": token_hash})
 
     # -- calendar feeds -----------------------------------------------------------------
+
+    @guarded
+    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None:
+        """Give the visitor a feed known by this token hash; an earlier one stops working."""
+        self._run("INSERT INTO calendar_feeds (visitor_id, token_hash, created_at) "
+                  "VALUES (:visitor_id, :token_hash, :now) ON CONFLICT (visitor_id) DO UPDATE "
+                  "SET token_hash = excluded.token_hash, created_at = excluded.created_at",
+                  {"visitor_id": visitor_id, "token_hash": token_hash,
+                   "now": self.dialect.moment_in(now)})
 
     @guarded
     def stop_calendar_feed(self, visitor_id: str) -> bool:

@@ -1,5 +1,5 @@
-"""What every backend shares: rows made into dataclasses, an event's search terms, its key,
-and how a search is planned and paged. No SQL: each backend runs its own.
+"""What every backend shares: an event's search terms, its key, and how a search is planned
+and paged. No SQL: each backend runs its own.
 
 Keeping these in one place is what makes the backends agree: SQLite and PostgreSQL index the
 same terms (`terms_of`), give the same keys (`allocate_keys`), read the same conjunctions of
@@ -13,19 +13,13 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 from typing import ParamSpec
 from typing import TypeVar
 
-from . import Activity
-from . import AgentConnection
-from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
 from . import EventSummary
-from . import Registration
 from . import StorageError
 from . import search
 
@@ -40,10 +34,6 @@ SUMMARY_COLUMNS = ", ".join(f"e.{name}" for name in SUMMARY_FIELDS)
 FACETS = ("price", "level")
 # The character after the location mark: term@ <= term@location < term + AFTER_MARK.
 AFTER_MARK = chr(ord(search.LOCATION_MARK) + 1)
-
-# How a backend reads a stored time (SQLite: ISO text; PostgreSQL: timestamptz).
-Moment = Callable[[Any], datetime]
-
 
 def guard(*errors: type[BaseException]) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A decorator turning any of the backend's `errors` into StorageError; the cause stays
@@ -142,83 +132,3 @@ def needed(limit: int, offset: int, count_cap: int) -> int:
 
 
 NO_MATCHES = EventPage(events=[], count=0, count_capped=False, has_more=False)
-
-
-def summary_of(row: Mapping[str, Any], moment: Moment) -> EventSummary:
-    """An event's summary from a row of its `SUMMARY_FIELDS`."""
-    return EventSummary(id=row["id"], title=row["title"], summary=row["summary"],
-                        starts_at=moment(row["starts_at"]), location=row["location"],
-                        price=row["price"], level=row["level"])
-
-
-def event_of(row: Mapping[str, Any], moment: Moment, seats_taken: int | None = None) -> Event:
-    """An event from a row of its columns."""
-    return Event(
-        id=row["id"],
-        title=row["title"],
-        summary=row["summary"],
-        description=row["description"],
-        starts_at=moment(row["starts_at"]),
-        ends_at=moment(row["ends_at"]),
-        location=row["location"],
-        venue=row["venue"],
-        price=row["price"],
-        level=row["level"],
-        capacity=row["capacity"],
-        held_seats=row["held_seats"],
-        registration_deadline=moment(row["registration_deadline"]),
-        seats_taken=seats_taken,
-        price_amount=row["price_amount"],
-        price_currency=row["price_currency"],
-    )
-
-
-def registration_of(row: Mapping[str, Any], moment: Moment) -> Registration:
-    """A registration from a row with its event's title and start."""
-    return Registration(
-        id=row["id"],
-        event_id=row["event_id"],
-        visitor_id=row["visitor_id"],
-        attendee_name=row["attendee_name"],
-        email=row["email"],
-        state=row["state"],
-        created_at=moment(row["created_at"]),
-        cancelled_at=moment(row["cancelled_at"]) if row["cancelled_at"] else None,
-        event_title=row["event_title"],
-        event_starts_at=moment(row["event_starts_at"]),
-    )
-
-
-def confirmation_of(row: Mapping[str, Any], moment: Moment,
-                    payload: Callable[[Any], dict[str, Any]]) -> Confirmation:
-    """A confirmation from its row; `payload` reads the stored payload."""
-    return Confirmation(
-        token_hash=row["token_hash"],
-        visitor_id=row["visitor_id"],
-        action=row["action"],
-        target_id=row["target_id"],
-        payload=payload(row["payload"]),
-        created_at=moment(row["created_at"]),
-        expires_at=moment(row["expires_at"]),
-        used_at=moment(row["used_at"]) if row["used_at"] else None,
-        source=row["source"],
-    )
-
-
-def agent_connection_of(row: Mapping[str, Any], moment: Moment) -> AgentConnection:
-    """An agent connection from its row."""
-    return AgentConnection(
-        id=row["id"],
-        visitor_id=row["visitor_id"],
-        label=row["label"],
-        created_at=moment(row["created_at"]),
-        expires_at=moment(row["expires_at"]),
-        last_used_at=moment(row["last_used_at"]) if row["last_used_at"] else None,
-    )
-
-
-def activity_of(row: Mapping[str, Any], moment: Moment) -> Activity:
-    """A line of the activity log from its row."""
-    return Activity(at=moment(row["at"]), visitor_id=row["visitor_id"], source=row["source"],
-                    action=row["action"], status=row["status"], target_id=row["target_id"])
-

@@ -8,29 +8,24 @@ with `BEGIN IMMEDIATE`, and `busy_timeout` queues writers from other gunicorn wo
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
-from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
 from ..config import DATABASE_BUSY_TIMEOUT_MS
-from . import Confirmation
 from . import Event
 from . import EventPage
 from . import EventQuery
 from . import EventSummary
-from . import Registration
 from . import StorageError
 from . import search
 from .dialect import SQLiteDialect
@@ -39,22 +34,19 @@ from .dialect import to_text as to_text  # the bench writes times as this module
 from .migrations import migrations
 from .records import EVENT_COLUMNS
 from .records import EVENT_FIELDS
-from .records import REGISTRATION_SELECT
 from .records import Records
 from .records import Row
+from .records import event_of
+from .records import summary_of
 from .shared import NO_MATCHES
 from .shared import SUMMARY_COLUMNS
 from .shared import SUMMARY_FIELDS
 from .shared import allocate_keys
-from .shared import confirmation_of
-from .shared import event_of
 from .shared import guard
 from .shared import holding_ranges
 from .shared import needed
 from .shared import page_of
 from .shared import plan_terms
-from .shared import registration_of
-from .shared import summary_of
 from .shared import terms_of
 
 BULK_LOAD_CACHE_KIB = 256 * 1024
@@ -101,10 +93,6 @@ def fts_conjunction(terms: list[str]) -> str:
 
 
 guarded = guard(sqlite3.Error)
-
-
-def _event(row: Mapping[str, Any], seats_taken: int | None = None) -> Event:
-    return event_of(row, from_text, seats_taken)
 
 
 def _event_row(event: Event, search_key: int) -> dict[str, Any]:
@@ -218,6 +206,9 @@ class SQLiteStorage(Records):
         """Run a statement that returns no rows; how many rows it changed."""
         return self.db.execute(sql, params).rowcount
 
+    def _in_transaction(self) -> bool:
+        return self.db.conn.in_transaction
+
     def _returning(self, sql: str, params: dict[str, Any]) -> Row | None:
         """Run a write that returns rows; its first row, or None."""
         # A statement that returns rows is not committed by sqlite-utils: the transaction
@@ -306,7 +297,7 @@ class SQLiteStorage(Records):
                               "WHERE e.id = ?", [event_id]).fetchone()
         if row is None:
             return None
-        return _event(dict(zip(EVENT_FIELDS, row[:-1], strict=True))), row[-1]
+        return event_of(dict(zip(EVENT_FIELDS, row[:-1], strict=True)), from_text), row[-1]
 
     def _allocate_keys(self, events: list[Event]) -> list[int]:
         """A free search key for each event (`shared.allocate_keys`), none given twice."""
@@ -352,14 +343,14 @@ class SQLiteStorage(Records):
             return False
         self.db.execute("INSERT INTO event_search (event_search) VALUES ('delete-all')")
         self.db.execute("DELETE FROM search_terms")
-        unkeyed = [_event(row) for row in self.db.query(
+        unkeyed = [event_of(row, from_text) for row in self.db.query(
             f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IS NULL "
             "ORDER BY e.starts_at, e.id")]
         for key, event in zip(self._allocate_keys(unkeyed), unkeyed, strict=True):
             self.db.execute("UPDATE events SET search_key = ? WHERE id = ?", [key, event.id])
         batch: list[tuple[int, Event]] = []
         for row in self.db.query(f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e"):
-            batch.append((row.pop("search_key"), _event(row)))
+            batch.append((row.pop("search_key"), event_of(row, from_text)))
             if len(batch) == INDEX_BATCH:
                 self._index(batch)
                 batch = []
@@ -393,26 +384,6 @@ class SQLiteStorage(Records):
         with self.transaction():
             self.db.execute("INSERT INTO event_search (event_search) VALUES ('optimize')")
         self.db.execute("ANALYZE")
-
-    @guarded
-    def get_event(self, event_id: str, count_seats: bool = False,
-                  for_update: bool = False) -> Event | None:
-        """One event, or None; with `count_seats`, its taken seats counted now.
-
-        (`for_update` matters to backends with row locks; SQLite's transaction already holds
-        the whole database.)
-        """
-        rows = list(self.db.query(
-            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?", [event_id]))
-        if not rows:
-            return None
-        taken = None
-        if count_seats:
-            active = self.db.execute(
-                "SELECT count(*) FROM registrations WHERE event_id = ? AND state = 'active'",
-                [event_id]).fetchone()[0]
-            taken = rows[0]["held_seats"] + active
-        return _event(rows[0], seats_taken=taken)
 
     @guarded
     def search_events(self, query: EventQuery, limit: int, offset: int,
@@ -478,28 +449,3 @@ class SQLiteStorage(Records):
             return []
         params = {**plan.params, "needed": max(count_cap, limit) + 1}
         return [row[3] for row in self.db.execute(f"EXPLAIN QUERY PLAN {plan.sql}", params)]
-
-    # -- registrations ------------------------------------------------------------------
-
-    @guarded
-    def get_registration(self, registration_id: str) -> Registration | None:
-        """One registration, or None."""
-        rows = list(self.db.query(f"{REGISTRATION_SELECT} WHERE r.id = ?", [registration_id]))
-        return registration_of(rows[0], from_text) if rows else None
-
-    # -- confirmations ------------------------------------------------------------------
-
-    @guarded
-    def get_confirmation(self, token_hash: str) -> Confirmation | None:
-        """The confirmation with this token hash, or None."""
-        rows = list(self.db.query("SELECT * FROM confirmations WHERE token_hash = ?",
-                                  [token_hash]))
-        return confirmation_of(rows[0], from_text, json.loads) if rows else None
-
-    # -- calendar feeds -----------------------------------------------------------------
-
-    @guarded
-    def set_calendar_feed(self, visitor_id: str, token_hash: str, now: datetime) -> None:
-        """Give the visitor a feed known by this token hash; an earlier one stops working."""
-        self.db.execute("INSERT OR REPLACE INTO calendar_feeds (visitor_id, token_hash, "
-                        "created_at) VALUES (?, ?, ?)", [visitor_id, token_hash, to_text(now)])
