@@ -3,24 +3,18 @@ parameter is written, how times and JSON go in and come out, which reads lock th
 and which driver errors a failed statement raises.
 
 The shared SQL names its parameters `:name`, which sqlite3 takes as it is; psycopg wants
-`%(name)s`, so `PostgresDialect.sql` rewrites each statement once and keeps the result.
+`%(name)s`, so `postgres.PostgresDialect.sql` rewrites each statement once and keeps the
+result. The PostgreSQL dialect lives with its backend: psycopg is an optional dependency, and
+a site on SQLite never imports it.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from datetime import UTC
 from datetime import datetime
 from typing import Any
-
-import psycopg
-from psycopg.types.json import Jsonb
-
-# A string literal or quoted name (kept as it is), or a `:name` parameter. The look-behind
-# leaves PostgreSQL's `::type` casts alone: neither of their colons starts a parameter.
-PARAMETER = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|(?<!:):([A-Za-z_]\w*)""")
 
 
 def to_text(moment: datetime) -> str:
@@ -32,33 +26,6 @@ def to_text(moment: datetime) -> str:
 def from_text(text: str) -> datetime:
     """The datetime SQLite stores as `text`."""
     return datetime.fromisoformat(text).astimezone(UTC)
-
-
-def stored(moment: datetime) -> datetime:
-    """A datetime as PostgreSQL stores it: UTC, to the second (as SQLite keeps it, so both
-    order alike)."""
-    return moment.astimezone(UTC).replace(microsecond=0)
-
-
-def moment(value: datetime) -> datetime:
-    """A stored timestamptz as the storage layer hands it out: in UTC."""
-    return value.astimezone(UTC)
-
-
-def as_read(value: dict[str, Any]) -> dict[str, Any]:
-    """A jsonb value as psycopg reads it: already a dict."""
-    return value
-
-
-def pyformat(sql: str) -> str:
-    """`sql` with each `:name` parameter written `%(name)s` and each literal `%` doubled (psycopg's
-    form); string literals and quoted names are left as they are."""
-
-    def rewrite(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return match.group(0) if name is None else f"%({name})s"
-
-    return PARAMETER.sub(rewrite, sql.replace("%", "%%"))
 
 
 class Dialect:
@@ -106,30 +73,3 @@ class SQLiteDialect(Dialect):
     moment_out = staticmethod(from_text)
     json_in = staticmethod(json.dumps)
     json_out = staticmethod(json.loads)
-
-
-class PostgresDialect(Dialect):
-    """PostgreSQL: `%(name)s`, times as timestamptz cut to the second, JSON as jsonb."""
-
-    errors = (psycopg.Error,)
-    moment_in = staticmethod(stored)
-    moment_out = staticmethod(moment)
-    json_in = staticmethod(Jsonb)
-    json_out = staticmethod(as_read)
-
-    def __init__(self) -> None:
-        # Each statement is rewritten once per process: the records pass the same few
-        # module-level strings again and again, so a lookup is all a call costs.
-        self._converted: dict[str, str] = {}
-
-    def locked(self, in_transaction: bool, of: str = "") -> str:
-        """` FOR UPDATE` inside a transaction (a row lock; outside one it would end at once)."""
-        return f" FOR UPDATE{of}" if in_transaction else ""
-
-    def sql(self, text: str) -> str:
-        """`text` with psycopg's `%(name)s` parameters (`pyformat`), rewritten once."""
-        try:
-            return self._converted[text]
-        except KeyError:
-            converted = self._converted[text] = pyformat(text)
-            return converted

@@ -22,6 +22,7 @@ and a registration cancelled once when two requests race, as under SQLite's writ
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections import defaultdict
 from collections.abc import Callable
@@ -31,6 +32,8 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -38,6 +41,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from . import Event
 from . import EventPage
@@ -45,9 +49,7 @@ from . import EventQuery
 from . import EventSummary
 from . import StorageError
 from . import search
-from .dialect import PostgresDialect
-from .dialect import moment
-from .dialect import stored
+from .dialect import Dialect
 from .postgres_migrations import MIGRATIONS
 from .records import EVENT_COLUMNS
 from .records import EVENT_FIELDS
@@ -65,6 +67,65 @@ from .shared import needed
 from .shared import page_of
 from .shared import plan_terms
 from .shared import terms_of
+
+# A string literal or quoted name (kept as it is), or a `:name` parameter. The look-behind
+# leaves PostgreSQL's `::type` casts alone: neither of their colons starts a parameter.
+PARAMETER = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|(?<!:):([A-Za-z_]\w*)""")
+
+
+def stored(moment: datetime) -> datetime:
+    """A datetime as PostgreSQL stores it: UTC, to the second (as SQLite keeps it, so both
+    order alike)."""
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def moment(value: datetime) -> datetime:
+    """A stored timestamptz as the storage layer hands it out: in UTC."""
+    return value.astimezone(UTC)
+
+
+def as_read(value: dict[str, Any]) -> dict[str, Any]:
+    """A jsonb value as psycopg reads it: already a dict."""
+    return value
+
+
+def pyformat(sql: str) -> str:
+    """`sql` with each `:name` parameter written `%(name)s` and each literal `%` doubled (psycopg's
+    form); string literals and quoted names are left as they are."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return match.group(0) if name is None else f"%({name})s"
+
+    return PARAMETER.sub(rewrite, sql.replace("%", "%%"))
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL: `%(name)s`, times as timestamptz cut to the second, JSON as jsonb."""
+
+    errors = (psycopg.Error,)
+    moment_in = staticmethod(stored)
+    moment_out = staticmethod(moment)
+    json_in = staticmethod(Jsonb)
+    json_out = staticmethod(as_read)
+
+    def __init__(self) -> None:
+        # Each statement is rewritten once per process: the records pass the same few
+        # module-level strings again and again, so a lookup is all a call costs.
+        self._converted: dict[str, str] = {}
+
+    def locked(self, in_transaction: bool, of: str = "") -> str:
+        """` FOR UPDATE` inside a transaction (a row lock; outside one it would end at once)."""
+        return f" FOR UPDATE{of}" if in_transaction else ""
+
+    def sql(self, text: str) -> str:
+        """`text` with psycopg's `%(name)s` parameters (`pyformat`), rewritten once."""
+        try:
+            return self._converted[text]
+        except KeyError:
+            converted = self._converted[text] = pyformat(text)
+            return converted
+
 
 guarded = guard(psycopg.Error)
 

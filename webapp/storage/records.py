@@ -143,7 +143,7 @@ def activity_of(row: Row, moment: Moment) -> Activity:
 
 
 # The statements, made once: the PostgreSQL dialect rewrites each one once and finds it again
-# by the same string (see `dialect.PostgresDialect.sql`).
+# by the same string (see `postgres.PostgresDialect.sql`).
 COUNT_EVENTS = "SELECT count(*) AS events FROM events"
 CREATE_VISITOR = ("INSERT INTO visitors (id, created_at, expires_at) "
                   "VALUES (:id, :created_at, :expires_at)")
