@@ -123,7 +123,7 @@ def test_preparing_needs_no_lock_after_its_transaction(tmp_path, monkeypatch):
     def then_another_writer(self):
         with transaction(self) as db:
             yield db
-        if not self.db.conn.in_transaction:  # the outermost one committed
+        if not self.db.in_transaction:  # the outermost one committed
             other = sqlite3.connect(path, isolation_level=None)
             other.execute("BEGIN IMMEDIATE")
             others.append(other)

@@ -54,7 +54,7 @@ class ConnectionPool:
 
     def release(self, storage: SQLiteStorage, identity: FileIdentity | None) -> None:
         """Keep a connection for the next request, unless it is mid-transaction or not needed."""
-        if identity is None or storage.db.conn.in_transaction:
+        if identity is None or storage.db.in_transaction:
             storage.close()
             return
         try:

@@ -1,9 +1,12 @@
-"""The SQLite backend (sqlite-utils): its connections and transactions, the events and their
+"""The SQLite backend (plain `sqlite3`): its connections and transactions, the events and their
 FTS5 search index; the records whose SQL PostgreSQL shares are written once in `records`.
 
 One `SQLiteStorage` per request (see `storage.connection`). The database runs in WAL mode so readers
-never wait for the writer; writes that check and change inventory take the write lock up front
-with `BEGIN IMMEDIATE`, and `busy_timeout` queues writers from other gunicorn workers.
+never wait for the writer. The connection runs in autocommit mode, as on PostgreSQL: a statement
+outside `transaction()` commits on its own, and `transaction()` takes the write lock up front with
+`BEGIN IMMEDIATE`, so that `busy_timeout` queues writers from other gunicorn workers (a deferred
+BEGIN that later writes would fail with SQLITE_BUSY at once in WAL mode, without waiting).
+sqlite-utils only runs the migrations (`prepare`).
 """
 
 from __future__ import annotations
@@ -123,19 +126,21 @@ def _insert(row: dict[str, Any]) -> str:
 
 
 def connect(path: str | Path, *, create: bool = False,
-            busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS) -> Database:
-    """Open the database file (never silently creating a missing one unless `create`)."""
+            busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+    """Open the database file (never silently creating a missing one unless `create`), in
+    autocommit mode: sqlite3 begins no transaction of its own (`isolation_level=None`)."""
     mode = "rwc" if create else "rw"
     uri = f"{Path(path).absolute().as_uri()}?mode={mode}"
-    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-    db = Database(conn)
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
     # A writer waits this long for another to finish before giving up (SQLITE_BUSY).
-    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    db.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
     # WAL with NORMAL sync is durable across application crashes (only a power loss may drop
     # the last commits), and avoids an fsync per transaction.
-    db.execute("PRAGMA synchronous = NORMAL")
-    return db
+    conn.execute("PRAGMA synchronous = NORMAL")
+    # As sqlite-utils' `Database` set it on every connection it wrapped.
+    conn.execute("PRAGMA recursive_triggers = ON")
+    return conn
 
 
 class SQLiteStorage(Records):
@@ -143,7 +148,7 @@ class SQLiteStorage(Records):
 
     dialect = SQLiteDialect()
 
-    def __init__(self, db: Database):
+    def __init__(self, db: sqlite3.Connection):
         self.db = db
 
     @classmethod
@@ -158,45 +163,52 @@ class SQLiteStorage(Records):
         self.db.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[Database]:
+    def transaction(self) -> Iterator[sqlite3.Connection]:
         """A transaction holding the write lock from its start (BEGIN IMMEDIATE).
 
         Other writers wait (busy_timeout) instead of failing half-way; inside another
         transaction it becomes a savepoint of that one.
         """
-        if self.db.conn.in_transaction:
-            with self.db.atomic():
-                yield self.db
+        db = self.db
+        if db.in_transaction:
+            db.execute("SAVEPOINT nested")  # the innermost of a name is the one undone
+            try:
+                yield db
+            except BaseException:
+                if db.in_transaction:  # an error may have ended the whole transaction
+                    db.execute("ROLLBACK TO nested")
+                    db.execute("RELEASE nested")
+                raise
+            db.execute("RELEASE nested")
             return
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as error:
             raise StorageError("could not take the write lock") from error
         try:
-            yield self.db
+            yield db
         except BaseException:
-            self.db.rollback()
+            db.rollback()
             raise
         try:
-            self.db.commit()
+            db.execute("COMMIT")
         except sqlite3.Error as error:
-            self.db.rollback()
+            db.rollback()
             raise StorageError("commit failed") from error
 
     # -- what `Records` runs on ---------------------------------------------------------
-    # Reads go to the connection's own cursor, rows made dicts as sqlite-utils' `query` makes
-    # them, without the savepoint it wraps around each statement; writes go through
-    # sqlite-utils' `execute`, which commits a statement made outside a transaction.
+    # The connection runs in autocommit mode: outside `transaction()` each statement,
+    # a write returning rows included, commits on its own.
 
     def _rows(self, sql: str, params: dict[str, Any]) -> Sequence[Row]:
         """Every row `sql` reads, as dicts."""
-        cursor = self.db.conn.execute(sql, params)
+        cursor = self.db.execute(sql, params)
         names = [column[0] for column in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
 
     def _one(self, sql: str, params: dict[str, Any]) -> Row | None:
         """The first row `sql` reads as a dict, or None."""
-        cursor = self.db.conn.execute(sql, params)
+        cursor = self.db.execute(sql, params)
         row = cursor.fetchone()
         if row is None:
             return None
@@ -207,15 +219,13 @@ class SQLiteStorage(Records):
         return self.db.execute(sql, params).rowcount
 
     def _in_transaction(self) -> bool:
-        return self.db.conn.in_transaction
+        return self.db.in_transaction
 
     def _returning(self, sql: str, params: dict[str, Any]) -> Row | None:
         """Run a write that returns rows; its first row, or None."""
-        # A statement that returns rows is not committed by sqlite-utils: the transaction
-        # commits it (and every row is read before the commit).
-        with self.transaction():
-            cursor = self.db.execute(sql, params)
-            rows = cursor.fetchall()
+        # Every row is read: the statement is done, and so committed outside a transaction.
+        cursor = self.db.execute(sql, params)
+        rows = cursor.fetchall()
         if not rows:
             return None
         return dict(zip([column[0] for column in cursor.description], rows[0], strict=True))
@@ -235,9 +245,12 @@ class SQLiteStorage(Records):
         db = connect(path, create=True, busy_timeout_ms=busy_timeout_ms)
         storage = cls(db)
         try:
-            db.enable_wal()
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
             with storage.transaction():
-                migrations.apply(db)
+                # sqlite-utils' migrations on this connection, inside this transaction (they
+                # nest as savepoints), so that they too wait for the write lock.
+                migrations.apply(Database(db, recursive_triggers=False))
                 storage.refresh_search_index()
                 seeded = False
                 if seed is not None and storage.count_events() == 0:
@@ -287,7 +300,7 @@ class SQLiteStorage(Records):
         with self.transaction():  # keys are given under the write lock: no two alike
             keyed = list(zip(self._allocate_keys(events), events, strict=True))
             rows = [_event_row(event, key) for key, event in keyed]
-            self.db.conn.executemany(_insert(rows[0]), rows)
+            self.db.executemany(_insert(rows[0]), rows)
             self._index(keyed)
         return len(rows)
 
@@ -313,7 +326,7 @@ class SQLiteStorage(Records):
             terms = terms_of(event)
             counted.update(terms)
             rows.append((key, " ".join(terms)))
-        self.db.conn.executemany("INSERT INTO event_search (rowid, terms) VALUES (?, ?)", rows)
+        self.db.executemany("INSERT INTO event_search (rowid, terms) VALUES (?, ?)", rows)
         self._count_terms(counted)
 
     def _unindex(self, key: int, event: Event) -> None:
@@ -327,7 +340,7 @@ class SQLiteStorage(Records):
 
     def _count_terms(self, change: Counter[str]) -> None:
         """Add `change` to how many events hold each term."""
-        self.db.conn.executemany(
+        self.db.executemany(
             "INSERT INTO search_terms (term, events) VALUES (?, ?) "
             "ON CONFLICT (term) DO UPDATE SET events = events + excluded.events",
             change.items())
@@ -343,14 +356,15 @@ class SQLiteStorage(Records):
             return False
         self.db.execute("INSERT INTO event_search (event_search) VALUES ('delete-all')")
         self.db.execute("DELETE FROM search_terms")
-        unkeyed = [event_of(row, from_text) for row in self.db.query(
+        unkeyed = [event_of(row, from_text) for row in self._rows(
             f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IS NULL "
-            "ORDER BY e.starts_at, e.id")]
+            "ORDER BY e.starts_at, e.id", {})]
         for key, event in zip(self._allocate_keys(unkeyed), unkeyed, strict=True):
             self.db.execute("UPDATE events SET search_key = ? WHERE id = ?", [key, event.id])
         batch: list[tuple[int, Event]] = []
-        for row in self.db.query(f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e"):
-            batch.append((row.pop("search_key"), event_of(row, from_text)))
+        for values in self.db.execute(f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e"):
+            row = dict(zip(EVENT_FIELDS, values[:-1], strict=True))
+            batch.append((values[-1], event_of(row, from_text)))
             if len(batch) == INDEX_BATCH:
                 self._index(batch)
                 batch = []
@@ -396,14 +410,15 @@ class SQLiteStorage(Records):
         plan = self.plan_search(query)
         if plan is None:
             return NO_MATCHES
-        keys = [row[0] for row in self.db.conn.execute(
+        keys = [row[0] for row in self.db.execute(
             plan.sql, {**plan.params, "needed": needed(limit, offset, count_cap)})]
         return page_of(keys, limit, offset, count_cap, self._summaries_at)
 
     def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
         """The summaries of the events with these search keys, in key order."""
-        # The connection's own cursor: sqlite-utils' dict rows cost a tenth of a search here.
-        rows = self.db.conn.execute(
+        # Tuples zipped with the known fields: generic dict rows (as sqlite-utils made them)
+        # cost a tenth of a search here.
+        rows = self.db.execute(
             f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key IN "
             f"({', '.join('?' * len(keys))}) ORDER BY e.search_key", keys)
         return [summary_of(dict(zip(SUMMARY_FIELDS, row, strict=True)), from_text)
