@@ -7,7 +7,8 @@ show each tool's form, and `route_answers` the statuses the routes running the t
 failing database, and for a write a lost session and a rate limit). Each (tool, page, status)
 is a test, with JavaScript on (the bridge answers) and off (the form navigates). A new tool,
 page or status fails its test until this module knows how to reach that page (PAGES), how to
-call that tool (GIVEN) and how to make the site answer that status (CAUSES).
+call that tool (its schema's required ids, from IDS, or GIVEN) and how to make the site answer
+that status (CAUSES).
 
 Each status is made for real against gunicorn, most of them by the site's error handlers:
   internal_error         the database file is removed during the call (tests/faults.py)
@@ -68,6 +69,7 @@ from flask_webmcp.routes import route_roles
 from webapp import create_app
 from webapp.config import HOST_COUNTERS
 from webapp.config import counters_uri
+from webapp.domain.catalog import CATALOG
 from webapp.storage import Event
 from webapp.storage.sqlite import SQLiteStorage
 from webapp.web.limit_counters import HostCounters
@@ -195,14 +197,36 @@ PAGES: dict[str, Callable[[Tab, Target], Any]] = {
     "/registrations/<registration_id>/cancel": other_registration_cancelled,
 }
 
-# The arguments each tool is called with (the names its form offers), from the target.
+# The arguments a tool is called with where its required input alone would not do: words that
+# find the target, a person of its own.
 GIVEN: dict[str, Callable[[Target], dict[str, Any]]] = {
     "search_events": lambda t: {"query": t.word},
-    "get_event_details": lambda t: {"event_id": t.event},
-    "save_event": lambda t: {},
     "prepare_event_registration": lambda t: new_person(),
-    "prepare_registration_cancellation": lambda t: {"registration_id": t.registration},
 }
+# Where each id a tool may require comes from (the others: its schema's required fields).
+IDS: dict[str, Callable[[Target], str | None]] = {
+    "event_id": lambda t: t.event,
+    "registration_id": lambda t: t.registration,
+}
+
+
+def required_inputs(tool: str) -> list[str]:
+    """The inputs `tool`'s schema requires."""
+    return [name for name, input_field in CATALOG[tool].schema().fields.items()
+            if input_field.required]
+
+
+def knows_arguments(tool: str) -> bool:
+    """Whether the matrix knows what to call `tool` with."""
+    return tool in GIVEN or set(required_inputs(tool)) <= set(IDS)
+
+
+def arguments_for(tool: str, target: Target) -> dict[str, Any]:
+    """What `tool` is called with: GIVEN's, else each input its schema requires, from the
+    target."""
+    if tool in GIVEN:
+        return GIVEN[tool](target)
+    return {name: IDS[name](target) for name in required_inputs(tool)}
 
 
 # -- how the site is made to answer each status ---------------------------------------------
@@ -435,7 +459,7 @@ def new_tab(chromium: Browser, contexts: list[BrowserContext], site: Site,
 def test_every_answer_reaches_the_agent(request, chromium, contexts, tool, page, status, cause,
                                         javascript):
     assert page in PAGES, f"no way to reach {page}, which offers {tool}: add it to PAGES"
-    assert tool in GIVEN, f"no way to call {tool}: add its arguments to GIVEN"
+    assert knows_arguments(tool), f"no way to call {tool}: add its arguments to GIVEN or IDS"
     assert cause is not None, f"no way to make {tool} answer {status}: add a cause to CAUSES"
     site: Site = request.getfixturevalue(f"{cause.budget}_limited_site" if cause.budget else "site")
     if cause.budget:
@@ -448,7 +472,7 @@ def test_every_answer_reaches_the_agent(request, chromium, contexts, tool, page,
 
     # Only what the form asks for here (a form bound to its page's event asks for no id).
     parameters = tab.agent.tools()[tool].input_schema.get("properties", {})
-    arguments = {name: value for name, value in cause.arguments(GIVEN[tool](target)).items()
+    arguments = {name: value for name, value in cause.arguments(arguments_for(tool, target)).items()
                  if name in parameters}
     with cause.provoke(tab, target):
         answer = tab.call(tool, arguments)
