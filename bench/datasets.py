@@ -23,9 +23,9 @@ from psycopg import sql
 from services import MAINTENANCE
 
 from webapp.datasets import synthetic
-from webapp.storage import migrations
+from webapp.storage import dialect
 from webapp.storage import postgres
-from webapp.storage import postgres_migrations
+from webapp.storage import schema
 from webapp.storage import search
 from webapp.storage import sqlite
 
@@ -56,7 +56,7 @@ def dataset(count: int) -> Path:
 def _source_hash() -> str:
     """A short hash of the code that decides what a dataset holds."""
     digest = hashlib.sha256()
-    for module in (synthetic, migrations, search, sqlite, postgres, postgres_migrations):
+    for module in (synthetic, schema, dialect, search, sqlite, postgres):
         if module.__file__ is None:  # modules imported from files always know it
             raise LookupError(f"{module.__name__} has no source file to hash")
         digest.update(Path(module.__file__).read_bytes())

@@ -15,7 +15,7 @@ from marshmallow import validate
 
 from webapp.datasets.importer import EventImportSchema
 from webapp.domain import schemas
-from webapp.storage.migrations import migrations
+from webapp.storage.schema import MIGRATIONS
 from webapp.storage.sqlite import SQLiteStorage
 
 
@@ -26,9 +26,9 @@ def test_init_db_is_idempotent_and_seeds_once(runner, app):
     with sqlite3.connect(app.config["DATABASE"]) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         count = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-        names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations")]
+        names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
     assert count >= 24
-    assert names == [m.name for m in migrations._migrations]
+    assert names == list(MIGRATIONS)
 
 
 def test_init_db_creates_and_seeds_a_new_file(tmp_path):

@@ -13,7 +13,7 @@ from webapp import create_app
 from webapp.storage.backends import UnservableDatabase
 from webapp.storage.connection import backend
 from webapp.storage.postgres import PostgresStorage
-from webapp.storage.postgres_migrations import MIGRATIONS
+from webapp.storage.schema import MIGRATIONS
 
 
 def make_app(database: str):
@@ -65,7 +65,7 @@ def test_init_db_prepares_either_backend_once(database_setting, backend_name):
     if backend_name == "postgresql":
         assert "Database ready at PostgreSQL (dbname=" in first.output
         applied = "SELECT name FROM schema_migrations ORDER BY name"
-        assert query_database(database_setting, applied) == [(name,) for name, _ in MIGRATIONS]
+        assert query_database(database_setting, applied) == [(name,) for name in MIGRATIONS]
     assert query_database(database_setting, "SELECT count(*) FROM events")[0][0] >= 24
 
 

@@ -1,7 +1,7 @@
 """The SQLite search index against a plain reading of every event: for words of every
 frequency, with every set of filters, dates and pages, a search finds exactly the events that
 hold all its terms, soonest first, counted up to the cap; and the index stays exact through
-updates, rebuilds and the migration from the old full-text index.
+updates and rebuilds, and in a file adopted from the releases before `storage.schema`.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections import Counter
+from contextlib import closing
 from dataclasses import replace
 from datetime import timedelta
 from itertools import combinations
@@ -19,17 +20,17 @@ import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
-from sqlite_utils import Database
 from suite_clock import suite_start
 
 from webapp.datasets.synthetic import generate_events
 from webapp.storage import Event
 from webapp.storage import EventQuery
+from webapp.storage import StorageError
 from webapp.storage import search
-from webapp.storage.migrations import migrations
+from webapp.storage.schema import MIGRATIONS
 from webapp.storage.shared import terms_of
+from webapp.storage.sqlite import SQLITE_UTILS_HISTORY
 from webapp.storage.sqlite import SQLiteStorage
-from webapp.storage.sqlite import _event_row
 
 NOW = suite_start()
 TAIPEI = ZoneInfo("Asia/Taipei")
@@ -255,31 +256,63 @@ def test_a_new_version_of_the_terms_rebuilds_the_index(small, monkeypatch):
     check(storage, events, EventQuery(starts_after=NOW - timedelta(days=400), text="社群"))
 
 
-def test_the_old_full_text_index_is_migrated(tmp_path):
-    """A database from before the search terms: its events are keyed and indexed."""
-    path = tmp_path / "old.sqlite"
-    old = Database(sqlite3.connect(path))
-    migrations.apply(old, stop_before="005_search_terms")
+def record_old_history(path, steps) -> None:
+    """Keep `steps` in the history table of the releases before `storage.schema`, as
+    sqlite-utils made it, instead of this version's."""
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DROP TABLE IF EXISTS schema_migrations")
+        conn.execute('CREATE TABLE "_sqlite_migrations" ("id" INTEGER PRIMARY KEY, '
+                     '"migration_set" TEXT, "name" TEXT, "applied_at" TEXT)')
+        conn.execute('CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name" '
+                     'ON "_sqlite_migrations" ("migration_set", "name")')
+        conn.executemany("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                         "VALUES ('webmcp_events', ?, '2026-01-01 00:00:00+00:00')",
+                         [(step,) for step in steps])
+
+
+def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(small):
+    """Those releases ended with the tables `schema` makes on SQLite: a file that had all
+    their steps is recorded as having this version's, and serves as it did."""
+    storage, path = small
     events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
-    # The old schema's row, as the code of then wrote it (its triggers fill its index).
-    # (Nor the columns later migrations add: prices.)
-    later = ("search_key", "price_amount", "price_currency")
-    old.table("events").insert_all({key: value for key, value in _event_row(event, 0).items()
-                                    if key not in later} for event in events)
-    old.conn.commit()
-    old.close()
+    storage.add_events(events)
+    record_old_history(path, SQLITE_UTILS_HISTORY)
+    rows = storage.db.execute("SELECT * FROM events ORDER BY id").fetchall()
+    keys, counts = keys_of(storage), held_terms(storage)
     SQLiteStorage.prepare(path)
-    storage = SQLiteStorage.open(path)
-    try:
-        tables = {row[0] for row in storage.db.execute("SELECT name FROM sqlite_master")}
-        assert "events_fts" not in tables and "event_search" in tables
-        assert None not in keys_of(storage).values()
-        assert held_terms(storage) == recount(events)
-        for text in ("community", "社群", None):
-            check(storage, events, EventQuery(starts_after=NOW - timedelta(days=400), text=text),
-                  offsets=(0, 10))
-    finally:
-        storage.close()
+    applied = storage.db.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+    assert [name for (name,) in applied] == list(MIGRATIONS)
+    kept = storage.db.execute("SELECT name FROM _sqlite_migrations ORDER BY id").fetchall()
+    assert [name for (name,) in kept] == list(SQLITE_UTILS_HISTORY)
+    assert storage.db.execute("SELECT * FROM events ORDER BY id").fetchall() == rows
+    assert keys_of(storage) == keys and held_terms(storage) == counts == recount(events)
+    for text in ("community", "社群", None):
+        check(storage, events, EventQuery(starts_after=NOW - timedelta(days=400), text=text),
+              offsets=(0, 10))
+
+
+def test_a_file_older_than_the_search_terms_is_refused_and_left_as_it_was(tmp_path):
+    """A file those releases made before their step 005_search_terms (an events table with
+    a porter-stemmed full-text index): this version says what to do and changes nothing."""
+    path = tmp_path / "old.sqlite"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TABLE events (id TEXT PRIMARY KEY, title TEXT NOT NULL, "
+                     "summary TEXT NOT NULL, starts_at TEXT NOT NULL)")
+        conn.execute("CREATE VIRTUAL TABLE events_fts USING fts5(title, summary, "
+                     "content=[events], tokenize='porter')")
+        conn.execute("INSERT INTO events VALUES ('evt-old', 'Old', 'From before.', "
+                     "'2026-01-01T10:00:00Z')")
+    record_old_history(path, SQLITE_UTILS_HISTORY[:4])
+    before = path.read_bytes()
+    with pytest.raises(StorageError) as refused:
+        SQLiteStorage.prepare(path)
+    said = str(refused.value)
+    assert "made by an older version of webmcp-events" in said
+    assert "stops before 005_search_terms" in said
+    assert "git log -1 -- webapp/storage/migrations.py" in said
+    assert "flask --app webapp init-db" in said
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]
 
 
 def test_filter_combinations_are_all_covered():

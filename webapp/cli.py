@@ -36,8 +36,9 @@ def init_db_command() -> None:
     try:
         seeded = prepare_database()
     except StorageError as error:
+        # The driver's error, or the storage's own words (a file too old to upgrade).
         raise click.ClickException(f"{database_location()} could not be prepared "
-                                   f"({error.__cause__})") from None
+                                   f"({error.__cause__ or error})") from None
     click.echo(f"Database ready at {database_location()}"
                + (" (seeded with the sample events)." if seeded else "."))
 
@@ -83,7 +84,7 @@ def generate_events_command(count: int, seed: int, database: str | None) -> None
         target.prepare(None)
         storage = target.open()
     except StorageError as error:
-        raise click.ClickException(f"{path} could not be prepared ({error.__cause__})"
+        raise click.ClickException(f"{path} could not be prepared ({error.__cause__ or error})"
                                    ) from None
     try:
         if storage.count_events():

@@ -1,10 +1,11 @@
 """The storage layer: every read and write of the site's data goes through here.
 
 Actions call a storage object's methods and get plain dataclasses back; they never see SQL,
-sqlite-utils, psycopg or a connection. `sqlite.SQLiteStorage` is the embedded backend and
+sqlite3, psycopg or a connection. `sqlite.SQLiteStorage` is the embedded backend and
 `postgres.PostgresStorage` the one for several app hosts; both implement `Storage`, keep the
 same promises (tests/test_storage_contract.py), share what is not SQL (`shared`) and write
-the SQL they run alike once (`records`, each through its `dialect`).
+the SQL they run alike once (`records`, each through its `dialect`), the schema included
+(`schema`: one list of migrations; each backend adds only its search index).
 `backends` chooses one from the DATABASE setting.
 Times cross this boundary as timezone-aware UTC datetimes.
 """

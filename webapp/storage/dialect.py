@@ -1,6 +1,6 @@
-"""What tells the two backends apart in the SQL they share (`records.Records`): how a named
-parameter is written, how times and JSON go in and come out, which reads lock their rows,
-and which driver errors a failed statement raises.
+"""What tells the two backends apart in the SQL they share (`records.Records`, `schema`): how a
+named parameter is written, how times and JSON go in and come out, which reads lock their rows,
+which driver errors a failed statement raises, and what fills the slots of the schema.
 
 The shared SQL names its parameters `:name`, which sqlite3 takes as it is; psycopg wants
 `%(name)s`, so `postgres.PostgresDialect.sql` rewrites each statement once and keeps the
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -33,6 +34,8 @@ class Dialect:
 
     # The driver's errors: `records.guarded` turns them into StorageError.
     errors: tuple[type[Exception], ...] = ()
+    # What fills each slot of the schema's statements (`schema`'s docstring says what each is).
+    slots: Mapping[str, str] = {}
 
     def sql(self, text: str) -> str:
         """`text`, a statement with `:name` parameters, as the driver takes it."""
@@ -68,6 +71,8 @@ class SQLiteDialect(Dialect):
     """SQLite: `:name` as written, times as `Z`-suffixed text, JSON as text."""
 
     errors = (sqlite3.Error,)
+    slots = {"key": "text", "moment": "text", "json": "text", "serial": "integer PRIMARY KEY",
+             "without_rowid": " WITHOUT ROWID"}
     # Plain functions (staticmethod): the records call them once a value, as a module's own.
     moment_in = staticmethod(to_text)
     moment_out = staticmethod(from_text)

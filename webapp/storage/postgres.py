@@ -50,7 +50,6 @@ from . import EventSummary
 from . import StorageError
 from . import search
 from .dialect import Dialect
-from .postgres_migrations import MIGRATIONS
 from .records import EVENT_COLUMNS
 from .records import EVENT_FIELDS
 from .records import Records
@@ -104,6 +103,8 @@ class PostgresDialect(Dialect):
     """PostgreSQL: `%(name)s`, times as timestamptz cut to the second, JSON as jsonb."""
 
     errors = (psycopg.Error,)
+    slots = {"key": 'text COLLATE "C"', "moment": "timestamptz", "json": "jsonb",
+             "serial": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "without_rowid": ""}
     moment_in = staticmethod(stored)
     moment_out = staticmethod(moment)
     json_in = staticmethod(Jsonb)
@@ -183,6 +184,17 @@ class PostgresStorage(Records):
     """The site's data in one PostgreSQL database."""
 
     dialect = PostgresDialect()
+    # The search index's part of the migrations (see `schema`): each event's terms on its row,
+    # under a GIN index.
+    search_index_schema = {"001_schema": (
+        # Start in whole seconds, then a tie number (`storage.search`): start order.
+        "ALTER TABLE events ADD COLUMN search_key bigint NOT NULL UNIQUE",
+        # Made in Python by `storage.search`, as SQLite's index holds them: the same terms
+        # give both backends the same matches.
+        'ALTER TABLE events ADD COLUMN terms text[] COLLATE "C" NOT NULL',
+        # Which events hold all of a conjunction's terms (terms @> ARRAY[...]).
+        "CREATE INDEX events_by_terms ON events USING gin (terms)",
+    )}
 
     # Searches whose conjunctions are expected to be held by at most this many events read
     # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
@@ -249,7 +261,7 @@ class PostgresStorage(Records):
         try:
             with storage.transaction():
                 storage.conn.execute("SELECT pg_advisory_xact_lock(%s)", [SCHEMA_LOCK])
-                storage._migrate()
+                storage.migrate()
                 storage.refresh_search_index()
                 seeded = False
                 if seed is not None and storage.count_events() == 0:
@@ -260,16 +272,6 @@ class PostgresStorage(Records):
             return seeded
         finally:
             storage.close()
-
-    def _migrate(self) -> None:
-        """Apply the migrations this database has not had yet, in order."""
-        self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
-                          "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
-        applied = {row["name"] for row in self.conn.execute("SELECT name FROM schema_migrations")}
-        for name, sql in MIGRATIONS:
-            if name not in applied:
-                self.conn.execute(sql)
-                self.conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", [name])
 
     def refresh_search_index(self) -> bool:
         """Make every event's terms again when another version of `search` made them (or

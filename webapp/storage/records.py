@@ -4,17 +4,20 @@ calendar feeds, agent connections, carried results, activity), each method writt
 The SQL is the same on SQLite and PostgreSQL: `ON CONFLICT` and `RETURNING` mean the same on
 both. Parameters are named (`:name`); times, JSON and row locks go through the backend's
 `Dialect`; a backend provides the primitives below (`_rows`, `_one`, `_run`, `_returning`,
-`_in_transaction`) and `transaction()`. Rows become dataclasses here (`event_of`, ...). What
-differs more (writing events, search, the schema) stays in `sqlite.py` and `postgres.py`.
+`_in_transaction`) and `transaction()`. Rows become dataclasses here (`event_of`, ...). The
+schema is applied here too (`migrate`, the migrations of `schema`). What differs more
+(writing events, search, the search index's tables) stays in `sqlite.py` and `postgres.py`.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from datetime import UTC
 from datetime import datetime
 from typing import Any
 from typing import Concatenate
@@ -29,6 +32,7 @@ from . import EventSummary
 from . import Registration
 from . import StorageError
 from .dialect import Dialect
+from .schema import MIGRATIONS
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -211,12 +215,20 @@ PRUNE_IDLE_BELONGINGS = tuple(
     for table in ("saved_events", "confirmations", "registrations", "activity",
                   "agent_connections", "calendar_feeds"))
 PRUNE_IDLE_VISITORS = f"DELETE FROM visitors WHERE id IN ({IDLE_VISITORS})"
+# Which migrations of `schema` a database has had (`Records.migrate`).
+CREATE_MIGRATION_LOG = ("CREATE TABLE IF NOT EXISTS schema_migrations "
+                        "(name text PRIMARY KEY, applied_at {moment} NOT NULL)")
+APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
+RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:name, :applied_at)"
 
 
 class Records:
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
+    # The backend's own statements for a migration of `schema`, run after the shared ones:
+    # its search index.
+    search_index_schema: Mapping[str, Sequence[str]] = {}
 
     # -- what a backend provides --------------------------------------------------------
 
@@ -245,6 +257,29 @@ class Records:
     def _in_transaction(self) -> bool:
         """Whether a transaction is open (where a row read may be locked, `Dialect.locked`)."""
         raise NotImplementedError
+
+    # -- the schema ---------------------------------------------------------------------
+
+    @guarded
+    def migrate(self, adopted: Collection[str] = ()) -> None:
+        """Apply in order each migration of `schema` this database has not had, and record it;
+        those `adopted` (made by an earlier release under other names) are only recorded.
+
+        Call inside the transaction that `prepare` holds: all of it commits, or none.
+        """
+        slots = self.dialect.slots
+        self._run(CREATE_MIGRATION_LOG.format_map(slots), {})
+        applied = {row["name"] for row in self._rows(APPLIED_MIGRATIONS, {})}
+        for name, statements in MIGRATIONS.items():
+            if name in applied:
+                continue
+            if name not in adopted:
+                for statement in statements:
+                    self._run(statement.format_map(slots), {})
+                for statement in self.search_index_schema.get(name, ()):
+                    self._run(statement, {})
+            self._run(RECORD_MIGRATION, {"name": name,
+                                         "applied_at": self.dialect.moment_in(datetime.now(UTC))})
 
     # -- events -------------------------------------------------------------------------
 

@@ -1,12 +1,16 @@
 """The SQLite backend (plain `sqlite3`): its connections and transactions, the events and their
-FTS5 search index; the records whose SQL PostgreSQL shares are written once in `records`.
+FTS5 search index; the records whose SQL PostgreSQL shares are written once in `records`, and
+the schema in `schema`.
 
 One `SQLiteStorage` per request (see `storage.connection`). The database runs in WAL mode so readers
 never wait for the writer. The connection runs in autocommit mode, as on PostgreSQL: a statement
 outside `transaction()` commits on its own, and `transaction()` takes the write lock up front with
 `BEGIN IMMEDIATE`, so that `busy_timeout` queues writers from other gunicorn workers (a deferred
 BEGIN that later writes would fail with SQLITE_BUSY at once in WAL mode, without waiting).
-sqlite-utils only runs the migrations (`prepare`).
+
+Files made before the schema was written once kept their history in sqlite-utils' table
+`_sqlite_migrations`: `prepare` adopts those that had every step of it, and refuses older
+ones, unchanged, saying what to do (`OLDER_FILE`).
 """
 
 from __future__ import annotations
@@ -22,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from ..config import DATABASE_BUSY_TIMEOUT_MS
 from . import Event
 from . import EventPage
@@ -34,7 +36,6 @@ from . import search
 from .dialect import SQLiteDialect
 from .dialect import from_text
 from .dialect import to_text as to_text  # the bench writes times as this module stores them
-from .migrations import migrations
 from .records import EVENT_COLUMNS
 from .records import EVENT_FIELDS
 from .records import Records
@@ -56,6 +57,19 @@ BULK_LOAD_CACHE_KIB = 256 * 1024
 INDEX_BATCH = 2000  # events whose terms are written to the search index at once
 # In an FTS5 query: a term no event holds (every indexed term has a location after the mark).
 NO_EVENT = f'"{search.LOCATION_MARK}"'
+# The steps of sqlite-utils' history (our set of its table) in the releases before `schema`:
+# a file that had all of them holds what the first four migrations of `schema` make.
+SQLITE_UTILS_HISTORY = ("001_events", "002_visitors_registrations", "003_filter_pair_indexes",
+                        "004_agent_connections", "005_search_terms", "006_event_prices",
+                        "007_calendar_feeds", "008_carried_results")
+ADOPTED = ("001_schema", "002_event_prices", "003_calendar_feeds", "004_carried_results")
+OLDER_FILE = (
+    "the file was made by an older version of webmcp-events, whose schema this version no "
+    "longer upgrades (its history stops before {missing}). Upgrade it once with an earlier "
+    "release: run `flask --app webapp init-db` on it with the code of the commit before the one "
+    "that removed webapp/storage/migrations.py (`git log -1 -- webapp/storage/migrations.py` "
+    "names that one), then come back to this version. Or start a new database: point "
+    "FLASK_DATABASE at a new path, and `flask --app webapp init-db` creates and seeds it.")
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,25 @@ class SQLiteStorage(Records):
     """The site's data in one SQLite file."""
 
     dialect = SQLiteDialect()
+    # The search index's part of the migrations (see `schema`): an FTS5 table holding each
+    # event's terms (its filters' values too) under its key, so that one walk of it in key
+    # order finds a search's matches soonest first, whatever its words and filters.
+    search_index_schema = {"001_schema": (
+        # Start in whole seconds, then a tie number (`storage.search`): start order. Every
+        # write gives one (a column added to a table cannot be NOT NULL without a default).
+        "ALTER TABLE events ADD COLUMN search_key integer",
+        "CREATE UNIQUE INDEX events_by_search_key ON events (search_key)",
+        # The terms are made in Python (`storage.search`) and joined by spaces: the ascii
+        # tokenizer splits on spaces and leaves every other character of a term as it is. No
+        # content is stored and no positions (detail=none): a term's list of keys is all a
+        # search reads.
+        "CREATE VIRTUAL TABLE event_search USING fts5(terms, content='', columnsize=0, "
+        "detail=none, tokenize=\"ascii tokenchars '_@'\")",
+        # Leaf pages of 512 bytes let a walk skip the parts of a long list between two entries
+        # of a rarer one, where 4 KB pages were read entry by entry (a rare word within a
+        # filter: 0.15 -> 0.05 ms at 100 000 events; bench/README.md).
+        "INSERT INTO event_search (event_search, rank) VALUES ('pgsz', 512)",
+    )}
 
     def __init__(self, db: sqlite3.Connection):
         self.db = db
@@ -245,12 +278,11 @@ class SQLiteStorage(Records):
         db = connect(path, create=True, busy_timeout_ms=busy_timeout_ms)
         storage = cls(db)
         try:
+            adopted = storage._adopted_history()  # first: a file refused is left as it was
             if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode = WAL")
             with storage.transaction():
-                # sqlite-utils' migrations on this connection, inside this transaction (they
-                # nest as savepoints), so that they too wait for the write lock.
-                migrations.apply(Database(db, recursive_triggers=False))
+                storage.migrate(adopted)
                 storage.refresh_search_index()
                 seeded = False
                 if seed is not None and storage.count_events() == 0:
@@ -262,6 +294,23 @@ class SQLiteStorage(Records):
             return seeded
         finally:
             db.close()
+
+    def _adopted_history(self) -> tuple[str, ...]:
+        """The migrations of `schema` a file made by an earlier release already has: none
+        for a file without sqlite-utils' history, `ADOPTED` for one that had all of it.
+
+        A file whose history stops short is refused (StorageError, `OLDER_FILE`). Its old
+        table is kept: the release before this one still finds every step of it there.
+        """
+        if self._one("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'",
+                     {}) is None:
+            return ()
+        had = {row["name"] for row in self._rows(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = 'webmcp_events'", {})}
+        missing = [name for name in SQLITE_UTILS_HISTORY if name not in had]
+        if missing:
+            raise StorageError(OLDER_FILE.format(missing=missing[0]))
+        return ADOPTED
 
     # -- events -------------------------------------------------------------------------
 
@@ -347,7 +396,7 @@ class SQLiteStorage(Records):
 
     def refresh_search_index(self) -> bool:
         """Rebuild the search index when another version of `search` made its terms (or
-        none did yet), giving a key to any event without one; True when it rebuilt.
+        none did yet); True when it rebuilt.
 
         Call inside a transaction (`prepare` does, after the migrations).
         """
@@ -356,11 +405,6 @@ class SQLiteStorage(Records):
             return False
         self.db.execute("INSERT INTO event_search (event_search) VALUES ('delete-all')")
         self.db.execute("DELETE FROM search_terms")
-        unkeyed = [event_of(row, from_text) for row in self._rows(
-            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.search_key IS NULL "
-            "ORDER BY e.starts_at, e.id", {})]
-        for key, event in zip(self._allocate_keys(unkeyed), unkeyed, strict=True):
-            self.db.execute("UPDATE events SET search_key = ? WHERE id = ?", [key, event.id])
         batch: list[tuple[int, Event]] = []
         for values in self.db.execute(f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e"):
             row = dict(zip(EVENT_FIELDS, values[:-1], strict=True))

@@ -1,0 +1,153 @@
+"""The database schema, written once for both backends: migrations by name, in the order they
+are applied (`Records.migrate`, from each backend's `prepare`), each recorded in the table
+`schema_migrations`. Add a new migration for every change; never edit one that has shipped.
+A migration is a tuple of single statements: sqlite3 runs one a call (its `executescript`
+would commit in the middle of the transaction that `prepare` holds).
+
+A type that the backends store differently is a slot that each one's dialect fills
+(`Dialect.slots`), so that both hold the same values and sort them alike:
+
+- `{key}`: text sorted or compared by range (ids, hashes, terms), in byte order on both:
+  SQLite's `text`; PostgreSQL's `text COLLATE "C"`, whatever locale the database was made with.
+- `{moment}`: a time in UTC, to the second: ISO 8601 text ending in `Z` on SQLite (text order
+  is time order), `timestamptz` on PostgreSQL.
+- `{json}`: a JSON object: text on SQLite, `jsonb` on PostgreSQL.
+- `{serial}`: a row number the database gives: SQLite's rowid, PostgreSQL's identity column.
+- `{without_rowid}`: on SQLite, a table kept in the b-tree of its primary key (a lookup by
+  key reads one tree); nothing on PostgreSQL.
+
+The search index is each backend's own: its statements for a migration
+(`search_index_schema` of `sqlite.SQLiteStorage` and `postgres.PostgresStorage`) run after
+the shared ones. tests/test_database_schema.py checks that both backends end with the same
+tables, columns and indexes, apart from the search index's own. (SQLite files from before
+this module kept their history with sqlite-utils: `SQLiteStorage.prepare` adopts them.)
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: dict[str, tuple[str, ...]] = {
+    "001_schema": (
+        # No index per filter: a search reads its filters as terms of the search index
+        # (`storage.search`), which each backend adds with the columns it reads (the key).
+        """CREATE TABLE events (
+            id {key} PRIMARY KEY,
+            title text NOT NULL,
+            summary text NOT NULL,
+            description text NOT NULL,
+            starts_at {moment} NOT NULL,
+            ends_at {moment} NOT NULL,
+            location text NOT NULL,             -- vocabularies are checked by the schemas
+            venue text NOT NULL,
+            price text NOT NULL,
+            level text NOT NULL,
+            capacity integer NOT NULL CHECK (capacity >= 0),
+            held_seats integer NOT NULL DEFAULT 0 CHECK (held_seats BETWEEN 0 AND capacity),
+            registration_deadline {moment} NOT NULL
+        )""",
+        # How many events hold each term: a search reads the rarest lists first, and asks
+        # only for terms some event holds.
+        "CREATE TABLE search_terms (term {key} PRIMARY KEY, events integer NOT NULL)"
+        "{without_rowid}",
+        # Which version of the terms the index holds (0: none yet): `refresh_search_index`
+        # rebuilds the index after the migrations whenever another version made it.
+        "CREATE TABLE search_index (terms_version integer NOT NULL)",
+        "INSERT INTO search_index (terms_version) VALUES (0)",
+
+        # Anonymous visitors and what belongs to them.
+        """CREATE TABLE visitors (
+            id {key} PRIMARY KEY,
+            created_at {moment} NOT NULL,
+            expires_at {moment} NOT NULL
+        )""",
+        """CREATE TABLE saved_events (
+            visitor_id {key} NOT NULL REFERENCES visitors (id),
+            event_id {key} NOT NULL REFERENCES events (id),
+            saved_at {moment} NOT NULL,
+            PRIMARY KEY (visitor_id, event_id)
+        )""",
+        """CREATE TABLE registrations (
+            id {key} PRIMARY KEY,
+            event_id {key} NOT NULL REFERENCES events (id),
+            visitor_id {key} NOT NULL REFERENCES visitors (id),
+            attendee_name text NOT NULL,
+            email text NOT NULL,
+            state text NOT NULL CHECK (state IN ('active', 'cancelled')),
+            created_at {moment} NOT NULL,
+            cancelled_at {moment}
+        )""",
+        # Seats are counted, never stored: remaining = capacity - held - active registrations.
+        "CREATE INDEX registrations_by_event ON registrations (event_id, state)",
+        "CREATE INDEX registrations_by_visitor ON registrations (visitor_id, created_at)",
+        # One active registration per visitor and event, whatever the application does.
+        "CREATE UNIQUE INDEX one_active_registration ON registrations (event_id, visitor_id) "
+        "WHERE state = 'active'",
+
+        """CREATE TABLE confirmations (
+            token_hash {key} PRIMARY KEY,       -- SHA-256 of the token, never the token
+            visitor_id {key} NOT NULL REFERENCES visitors (id),
+            action text NOT NULL,
+            target_id {key} NOT NULL,
+            payload {json} NOT NULL,            -- what the person reviewed
+            created_at {moment} NOT NULL,
+            expires_at {moment} NOT NULL,
+            used_at {moment},
+            -- Who prepared it: human, agent (WebMCP) or mcp. The person's review page says so.
+            source text NOT NULL DEFAULT 'human'
+        )""",
+        "CREATE INDEX confirmations_by_visitor ON confirmations (visitor_id, expires_at)",
+
+        # Agents a visitor connected over MCP. A connection's access token is shown once, on
+        # the page that made it; only its hash is stored.
+        """CREATE TABLE agent_connections (
+            id {key} PRIMARY KEY,               -- shown on the page, to revoke it
+            token_hash {key} NOT NULL UNIQUE,   -- SHA-256 of the access token
+            visitor_id {key} NOT NULL REFERENCES visitors (id),
+            label text NOT NULL,                -- the name the person gave it
+            created_at {moment} NOT NULL,
+            expires_at {moment} NOT NULL,
+            last_used_at {moment}
+        )""",
+        "CREATE INDEX agent_connections_by_visitor ON agent_connections "
+        "(visitor_id, created_at)",
+
+        """CREATE TABLE activity (
+            id {serial},
+            at {moment} NOT NULL,
+            visitor_id {key},
+            source text NOT NULL,               -- human, agent (WebMCP) or mcp
+            action text NOT NULL,
+            status text NOT NULL,
+            target_id {key}                     -- an event or registration id; no free text
+        )""",
+        "CREATE INDEX activity_by_visitor ON activity (visitor_id, at)",
+    ),
+    # What a paid event costs: an amount in the currency's major unit (whole New Taiwan
+    # dollars by default) and its ISO 4217 code. A free event, or one whose price is not
+    # known, has no amount.
+    "002_event_prices": (
+        "ALTER TABLE events ADD COLUMN price_amount integer CHECK (price_amount >= 0)",
+        "ALTER TABLE events ADD COLUMN price_currency text NOT NULL DEFAULT 'TWD'",
+    ),
+    # A visitor's private calendar feed of their registrations: one address each, known by
+    # the hash of its token (the address is shown once); making a new one replaces the old.
+    "003_calendar_feeds": (
+        """CREATE TABLE calendar_feeds (
+            visitor_id {key} PRIMARY KEY REFERENCES visitors (id),
+            token_hash {key} NOT NULL UNIQUE,   -- SHA-256 of the token in the address
+            created_at {moment} NOT NULL
+        )""",
+    ),
+    # The result a form's POST shows on the page its redirect lands on, kept for a few
+    # minutes and read once: it may hold a secret shown once (an access token, a calendar
+    # address), which the readable session cookie must not carry. Known by the hash of the
+    # random key the cookie holds instead.
+    "004_carried_results": (
+        """CREATE TABLE carried_results (
+            key_hash {key} PRIMARY KEY,         -- SHA-256 of the key in the session cookie
+            body text NOT NULL,                 -- JSON: the result and its page-only values
+            expires_at {moment} NOT NULL
+        )""",
+        # Keeping one deletes the expired ones: this finds them without reading the others.
+        "CREATE INDEX carried_results_by_expiry ON carried_results (expires_at)",
+    ),
+}
