@@ -28,8 +28,11 @@ test: install browser lighthouse nginx services static
 
 # The tests run in several processes (pytest-xdist), each module in one of them, so a module's
 # servers, browsers and Lighthouse batch are made once: most of a test's time is a server or a
-# browser answering, so two processes per core keep the cores busy.
-PARALLEL = -n $(shell echo $$(( 2 * $$(nproc) ))) --dist loadfile
+# browser answering, so two processes per core keep the cores busy. Modules are handed out in
+# the order tests/conftest.py gives them (the longest first); without --no-loadscope-reorder
+# pytest-xdist would sort them by how many tests they hold, and a module of three long tests
+# (the state walk) started last kept the run waiting a minute.
+PARALLEL = -n $(shell echo $$(( 2 * $$(nproc) ))) --dist loadfile --no-loadscope-reorder
 
 ## While working: lint, types and the tests that need no browser, no PostgreSQL and no server
 ## of their own (`slow`), in under two minutes; `make test` runs everything

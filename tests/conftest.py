@@ -8,6 +8,7 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import date
@@ -105,11 +106,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.clock_edges)
         if uses_postgresql(item):
             item.add_marker(pytest.mark.postgresql)
-    # The modules with the most long tests (browsers, servers of their own) first: pytest-xdist
-    # hands out whole modules in this order, and a long one started last keeps the run waiting.
-    long_tests = Counter(module_of(item) for item in items
-                         if item.get_closest_marker("browser") or item.get_closest_marker("slow"))
-    items.sort(key=lambda item: -long_tests[module_of(item)])
+    # The longest modules first, as their marks tell: pytest-xdist hands out whole modules in
+    # this order (`make test` keeps it: --no-loadscope-reorder), and a long one started last
+    # keeps the run waiting while the other processes have finished.
+    expected: defaultdict[str, float] = defaultdict(float)
+    for item in items:
+        expected[module_of(item)] += expected_seconds(item)
+    items.sort(key=lambda item: -expected[module_of(item)])
+
+
+# Roughly what a test takes by its mark (`pytest --durations`): a slow one more than a few
+# seconds, one in a browser a second or two, any other a fraction of one.
+EXPECTED_SECONDS = {"slow": 10.0, "browser": 2.0}
+UNMARKED_SECONDS = 0.2
+
+
+def expected_seconds(item: pytest.Item) -> float:
+    """Roughly how long `item` takes, by its marks."""
+    return next((seconds for mark, seconds in EXPECTED_SECONDS.items()
+                 if item.get_closest_marker(mark)), UNMARKED_SECONDS)
 
 
 def module_of(item: pytest.Item) -> str:

@@ -172,6 +172,7 @@ def open_and_hit(uri: str, start) -> None:
     counters.incr("address:127.0.0.1", 3600)
 
 
+@pytest.mark.slow  # a gunicorn with many workers: about 8 s
 def test_workers_starting_together_all_open_a_new_file(tmp_path):
     """Workers that start together race to set up a new file; every one of them must count (the
     switch to WAL mode once answered one of them "database is locked" at once, about one worker

@@ -52,6 +52,7 @@ def test_padded_ids_spend_the_one_budget_of_their_event(agent):
     assert statuses == ["confirmation_required"] * 2 + ["rate_limited"] * (len(PADDINGS) - 2)
 
 
+@pytest.mark.slow  # thousands of requests: about 10 s
 def test_oversized_ids_never_become_keys(app, agent):
     """A thousand distinct ids of 16 KiB: each refused as invalid input, and not one is kept by
     the limiter; the keys it keeps are as long as the id's pattern allows, whatever was sent."""

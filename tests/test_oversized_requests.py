@@ -179,6 +179,7 @@ def raw_post(base: str, visitor: HttpVisitor, headers: str, body: bytes) -> byte
     return answer
 
 
+@pytest.mark.slow  # a server of its own: about 7 s
 def test_a_real_server_answers_413_without_waiting_for_the_body(tally, tmp_path):
     """gunicorn: 1 GiB announced, 1 KiB sent: the 413 comes back at once (nothing more read).
 

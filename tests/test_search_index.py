@@ -109,6 +109,7 @@ TYPED = st.lists(st.one_of(
     st.text(max_size=6)), max_size=4).map(" ".join)
 
 
+@pytest.mark.slow  # 150 searches, each checked against every event: about 20 s
 @given(text=TYPED, filters=st.sampled_from(FILTERS))
 @settings(max_examples=150, deadline=None)
 def test_whatever_is_typed_finds_exactly_the_events_holding_its_terms(generated, text,

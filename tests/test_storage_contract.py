@@ -368,6 +368,7 @@ def compare_every_search(both_filled: dict[str, Storage], cap: int, tally) -> No
     assert found_some > len(WORDS) * len(FILTERS), "the matrix must find events, not nothing"
 
 
+@pytest.mark.slow  # every search of the matrix on both backends: 10 to 40 s
 @pytest.mark.parametrize("cap", [50, 400])
 def test_both_backends_answer_every_search_alike(both_filled, cap, tally):
     """Every text × filter set × date range × page: the same events in the same order, the
@@ -375,6 +376,7 @@ def test_both_backends_answer_every_search_alike(both_filled, cap, tally):
     compare_every_search(both_filled, cap, tally)
 
 
+@pytest.mark.slow  # windows far too small, every search: 15 to 25 s a cell
 @pytest.mark.parametrize("cap", [50, 400])
 @pytest.mark.parametrize(("walked_event_cost", "said"), [(10**9, "intersected with the holders"),
                                                          (0, "walked")])

@@ -29,7 +29,7 @@ from .lighthouse import run_all
 from .lighthouse import visitor_with_registrations
 from .visit import Site
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # one batch of audits: two minutes
 
 CATEGORIES = ("accessibility", "best-practices", "seo")
 BAR = 0.97
