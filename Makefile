@@ -13,8 +13,9 @@ run: install static
 
 ## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), lint,
 ## type-check, and run the whole test suite and the shifted-clock runs
-# Most of the main pass waits on servers and browsers (it keeps the cores about half busy), so
-# the lint and the shifted-clock runs go on beside it, into build/beside.log, printed after it.
+# The lint and the shifted-clock runs go on beside the main pass, into build/beside.log, printed
+# after it: they use what its last modules leave of the cores (the main pass alone keeps both
+# cores busy until then: vmstat showed no idle time with 3, 4 or 6 processes).
 test: install browser lighthouse nginx services static
 	@mkdir -p build
 	@( $(MAKE) --no-print-directory lint test-shifted >build/beside.log 2>&1; \
@@ -27,8 +28,8 @@ test: install browser lighthouse nginx services static
 	[ $$main = 0 ] && [ "$$(cat build/beside.rc)" = 0 ]
 
 # The tests run in several processes (pytest-xdist), each module in one of them, so a module's
-# servers, browsers and Lighthouse batch are made once: most of a test's time is a server or a
-# browser answering, so two processes per core keep the cores busy. Modules are handed out in
+# servers, browsers and Lighthouse batch are made once. Two processes per core: 4 took 11:00 on
+# this 2-core machine where 6 took 11:54 (quiet, the same commit). Modules are handed out in
 # the order tests/conftest.py gives them (the longest first); without --no-loadscope-reorder
 # pytest-xdist would sort them by how many tests they hold, and a module of three long tests
 # (the state walk) started last kept the run waiting a minute.
