@@ -24,9 +24,12 @@ from services import MAINTENANCE
 
 from webapp.datasets import synthetic
 from webapp.storage import dialect
+from webapp.storage import fts
 from webapp.storage import postgres
+from webapp.storage import records
 from webapp.storage import schema
 from webapp.storage import search
+from webapp.storage import shared
 from webapp.storage import sqlite
 
 SIZES = (1_000, 10_000, 100_000)
@@ -56,7 +59,7 @@ def dataset(count: int) -> Path:
 def _source_hash() -> str:
     """A short hash of the code that decides what a dataset holds."""
     digest = hashlib.sha256()
-    for module in (synthetic, schema, dialect, search, sqlite, postgres):
+    for module in (synthetic, schema, dialect, search, shared, records, fts, sqlite, postgres):
         if module.__file__ is None:  # modules imported from files always know it
             raise LookupError(f"{module.__name__} has no source file to hash")
         digest.update(Path(module.__file__).read_bytes())

@@ -1,7 +1,7 @@
 """The schema is written once (`webapp/storage/schema.py`), with a slot for each type the
 backends store differently: applied on SQLite and on PostgreSQL it gives the same tables, with
 the same columns in the same order, the same NOT NULLs, keys and indexes, so that no slot can
-drift. Only the search index differs: it is each backend's own (`search_index_schema`)."""
+drift. Only the search index differs: it is each backend's own (`SearchIndex.schema`)."""
 
 from __future__ import annotations
 

@@ -26,9 +26,11 @@ from webapp.datasets.synthetic import generate_events
 from webapp.storage import Event
 from webapp.storage import EventQuery
 from webapp.storage import StorageError
+from webapp.storage import records
 from webapp.storage import search
 from webapp.storage.schema import MIGRATIONS
 from webapp.storage.shared import terms_of
+from webapp.storage.sqlite import ADOPTED
 from webapp.storage.sqlite import SQLITE_UTILS_HISTORY
 from webapp.storage.sqlite import SQLiteStorage
 
@@ -271,25 +273,31 @@ def record_old_history(path, steps) -> None:
                          [(step,) for step in steps])
 
 
-def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(small):
-    """Those releases ended with the tables `schema` makes on SQLite: a file that had all
-    their steps is recorded as having this version's, and serves as it did."""
-    storage, path = small
-    events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
-    storage.add_events(events)
-    record_old_history(path, SQLITE_UTILS_HISTORY)
-    rows = storage.db.execute("SELECT * FROM events ORDER BY id").fetchall()
-    keys, counts = keys_of(storage), held_terms(storage)
-    SQLiteStorage.prepare(path)
-    applied = storage.db.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
-    assert [name for (name,) in applied] == list(MIGRATIONS)
-    kept = storage.db.execute("SELECT name FROM _sqlite_migrations ORDER BY id").fetchall()
-    assert [name for (name,) in kept] == list(SQLITE_UTILS_HISTORY)
-    assert storage.db.execute("SELECT * FROM events ORDER BY id").fetchall() == rows
-    assert keys_of(storage) == keys and held_terms(storage) == counts == recount(events)
-    for text in ("community", "社群", None):
-        check(storage, events, EventQuery(starts_after=NOW - timedelta(days=400), text=text),
-              offsets=(0, 10))
+def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(tmp_path, monkeypatch):
+    """Those releases ended with the tables the first migrations of `schema` make on SQLite
+    (those it adopts): a file that had all their steps is recorded as having them, gets the
+    later ones, and serves as it did."""
+    path = tmp_path / "events.sqlite"
+    with monkeypatch.context() as released:  # the file as the last of those releases left it
+        released.setattr(records, "MIGRATIONS",
+                         {name: MIGRATIONS[name] for name in ADOPTED})
+        SQLiteStorage.prepare(path)
+    with closing(SQLiteStorage.open(path)) as storage:
+        events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
+        storage.add_events(events)
+        record_old_history(path, SQLITE_UTILS_HISTORY)
+        rows = storage.db.execute("SELECT * FROM events ORDER BY id").fetchall()
+        keys, counts = keys_of(storage), held_terms(storage)
+        SQLiteStorage.prepare(path)
+        applied = storage.db.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+        assert [name for (name,) in applied] == list(MIGRATIONS)
+        kept = storage.db.execute("SELECT name FROM _sqlite_migrations ORDER BY id").fetchall()
+        assert [name for (name,) in kept] == list(SQLITE_UTILS_HISTORY)
+        assert storage.db.execute("SELECT * FROM events ORDER BY id").fetchall() == rows
+        assert keys_of(storage) == keys and held_terms(storage) == counts == recount(events)
+        for text in ("community", "社群", None):
+            check(storage, events, EventQuery(starts_after=NOW - timedelta(days=400), text=text),
+                  offsets=(0, 10))
 
 
 def test_a_file_older_than_the_search_terms_is_refused_and_left_as_it_was(tmp_path):

@@ -387,9 +387,9 @@ def test_postgresql_reading_window_by_window_answers_alike(both_filled, cap, wal
     words do, so here every search that can does, each way, its windows far too small
     (several windows, growing, to find a page): still SQLite's answers."""
     postgresql = both_filled["postgresql"]
-    monkeypatch.setattr(postgresql, "read_whole_up_to", 0)
-    monkeypatch.setattr(postgresql, "window_floor", 1)
-    monkeypatch.setattr(postgresql, "widest_window", 1.0)
+    monkeypatch.setattr(postgresql.index, "read_whole_up_to", 0)
+    monkeypatch.setattr(postgresql.index, "window_floor", 1)
+    monkeypatch.setattr(postgresql.index, "widest_window", 1.0)
     monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", walked_event_cost)
     # Windows sized for a fiftieth of the matches they should hold: read four times wider,
     # again and again, until a page and a capped count are found or the events end.
@@ -405,8 +405,8 @@ def test_a_search_inside_a_transaction_leaves_the_planner_as_it_was(both_filled,
     """A window's planner settings last until the transaction ends: inside another one,
     the search puts them back, so later statements of that transaction are planned as usual."""
     postgresql = both_filled["postgresql"]
-    monkeypatch.setattr(postgresql, "read_whole_up_to", 0)
-    monkeypatch.setattr(postgresql, "window_floor", 1)
+    monkeypatch.setattr(postgresql.index, "read_whole_up_to", 0)
+    monkeypatch.setattr(postgresql.index, "window_floor", 1)
     monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", 0)  # walked: no bitmap scans
     query = EventQuery(starts_after=NOW, text="community")
     assert "walked" in postgresql.explain_search(query, 10, 50)[0]

@@ -10,12 +10,20 @@ a site on SQLite never imports it.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+from collections.abc import Callable
 from collections.abc import Mapping
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import Concatenate
+from typing import ParamSpec
+from typing import Protocol
+from typing import TypeVar
+
+from . import StorageError
 
 
 def to_text(moment: datetime) -> str:
@@ -32,7 +40,7 @@ def from_text(text: str) -> datetime:
 class Dialect:
     """A backend's side of the shared SQL (see the module's docstring)."""
 
-    # The driver's errors: `records.guarded` turns them into StorageError.
+    # The driver's errors: `guarded` turns them into StorageError.
     errors: tuple[type[Exception], ...] = ()
     # What fills each slot of the schema's statements (`schema`'s docstring says what each is).
     slots: Mapping[str, str] = {}
@@ -78,3 +86,28 @@ class SQLiteDialect(Dialect):
     moment_out = staticmethod(from_text)
     json_in = staticmethod(json.dumps)
     json_out = staticmethod(json.loads)
+
+
+class OnDialect(Protocol):
+    """Storage that runs its SQL through a dialect (`records.Records` and its parts)."""
+
+    dialect: Dialect
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound=OnDialect)
+
+
+def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """A decorator turning the backend's driver errors (`Dialect.errors`) into StorageError;
+    the cause stays in the server log only."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except self.dialect.errors as error:  # only looked up once something failed
+            raise StorageError(f"{method.__name__} failed") from error
+
+    return wrapper

@@ -1,5 +1,5 @@
 """The PostgreSQL backend (psycopg 3): the same promises as `sqlite.SQLiteStorage`, for several
-app hosts sharing one database.
+app hosts sharing one database; its search index is `PostgresIndex`.
 
 One `PostgresStorage` per request, on a connection of the process's pool (see `backends`).
 Connections run in autocommit, so each method is atomic on its own; `transaction()` makes a
@@ -24,12 +24,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC
@@ -43,29 +43,21 @@ from psycopg.rows import DictRow
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from . import Event
 from . import EventPage
-from . import EventQuery
 from . import EventSummary
 from . import StorageError
 from . import search
 from .dialect import Dialect
-from .records import EVENT_COLUMNS
-from .records import EVENT_FIELDS
+from .index import Indexed
 from .records import Records
 from .records import Row
-from .records import event_of
 from .records import summary_of
-from .shared import NO_MATCHES
 from .shared import SUMMARY_COLUMNS
 from .shared import TermsPlan
-from .shared import allocate_keys
 from .shared import guard
 from .shared import holding_ranges
 from .shared import needed
 from .shared import page_of
-from .shared import plan_terms
-from .shared import terms_of
 
 # A string literal or quoted name (kept as it is), or a `:name` parameter. The look-behind
 # leaves PostgreSQL's `::type` casts alone: neither of their colons starts a parameter.
@@ -134,7 +126,7 @@ guarded = guard(psycopg.Error)
 # time, and one writer changes the catalog (search keys and term counts) at a time.
 SCHEMA_LOCK = 0x77656D6370_01
 CATALOG_LOCK = 0x77656D6370_02
-# How a search reads its matches (`PostgresStorage._window`, `_matches`): every holder at
+# How a search reads its matches (`PostgresIndex._window`, `_matches`): every holder at
 # once, or window by window, each window's keys intersected with the holders or walked.
 WHOLE, INTERSECT, WALK = "whole", "intersect", "walk"
 # A window spans this many times the events expected to hold a page and a capped count; the
@@ -184,28 +176,11 @@ class PostgresStorage(Records):
     """The site's data in one PostgreSQL database."""
 
     dialect = PostgresDialect()
-    # The search index's part of the migrations (see `schema`): each event's terms on its row,
-    # under a GIN index.
-    search_index_schema = {"001_schema": (
-        # Start in whole seconds, then a tie number (`storage.search`): start order.
-        "ALTER TABLE events ADD COLUMN search_key bigint NOT NULL UNIQUE",
-        # Made in Python by `storage.search`, as SQLite's index holds them: the same terms
-        # give both backends the same matches.
-        'ALTER TABLE events ADD COLUMN terms text[] COLLATE "C" NOT NULL',
-        # Which events hold all of a conjunction's terms (terms @> ARRAY[...]).
-        "CREATE INDEX events_by_terms ON events USING gin (terms)",
-    )}
-
-    # Searches whose conjunctions are expected to be held by at most this many events read
-    # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
-    # read small datasets window by window too.
-    read_whole_up_to = 2_000
-    window_floor = 500
-    # A window this wide (a share of all events, past ones too) reads them all at once.
-    widest_window = 0.4
+    index: PostgresIndex
 
     def __init__(self, conn: Connection[DictRow]):
         self.conn = conn
+        self.index = PostgresIndex(conn, self.transaction)
 
     @classmethod
     @guarded
@@ -245,7 +220,18 @@ class PostgresStorage(Records):
     _returning = _one
 
     def _in_transaction(self) -> bool:
-        return self.conn.info.transaction_status == TransactionStatus.INTRANS
+        return in_transaction(self.conn)
+
+    def _insert_many(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert `rows` into `table` with one COPY."""
+        columns = list(rows[0])
+        with self.conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[name] for name in columns])
+
+    def _lock_catalog(self) -> None:
+        """Make this transaction the only one giving keys and counting terms until it ends."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
 
     # -- schema -------------------------------------------------------------------------
 
@@ -268,111 +254,62 @@ class PostgresStorage(Records):
                     seed(storage)
                     seeded = True
             if seeded:
-                storage._analyze("ANALYZE")
+                storage.index.analyze("ANALYZE")
             return seeded
         finally:
             storage.close()
 
-    def refresh_search_index(self) -> bool:
-        """Make every event's terms again when another version of `search` made them (or
-        none did yet), and count them again; True when it did. Call inside a transaction."""
-        built = self.conn.execute("SELECT terms_version FROM search_index").fetchone()
-        if built is not None and built["terms_version"] == search.VERSION:
-            return False
-        events = [event_of(row, moment) for row in self.conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events e")]
-        with self.conn.cursor() as cursor:
-            cursor.executemany("UPDATE events SET terms = %s WHERE id = %s",
-                               [(terms_of(event), event.id) for event in events])
-        self.conn.execute("DELETE FROM search_terms")
-        self.conn.execute("INSERT INTO search_terms (term, events) SELECT term, count(*) "
-                          "FROM events, unnest(terms) AS term GROUP BY term")
-        self.conn.execute("UPDATE search_index SET terms_version = %s", [search.VERSION])
-        return True
 
-    # -- events -------------------------------------------------------------------------
+def in_transaction(conn: Connection[DictRow]) -> bool:
+    """Whether a transaction is open on `conn`."""
+    return conn.info.transaction_status == TransactionStatus.INTRANS
 
-    @guarded
-    def import_events(self, events: list[Event]) -> int:
-        """Insert or update events, all or nothing; returns how many were written.
 
-        An updated event keeps its search key unless its start moved.
-        """
-        with self.transaction():
-            self._lock_catalog()
-            counted: Counter[str] = Counter()
-            for event in events:
-                old = self.conn.execute("SELECT search_key, starts_at, terms FROM events "
-                                        "WHERE id = %s", [event.id]).fetchone()
-                if old is not None and old["starts_at"] == stored(event.starts_at):
-                    key = old["search_key"]
-                else:
-                    key = self._allocate_keys([event])[0]
-                if old is not None:
-                    counted.subtract(old["terms"])
-                terms = terms_of(event)
-                counted.update(terms)
-                row = self._event_row(event, key, terms)
-                self.conn.execute(
-                    f"INSERT INTO events ({', '.join(row)}) "
-                    f"VALUES ({', '.join(f'%({name})s' for name in row)}) "
-                    "ON CONFLICT (id) DO UPDATE SET "
-                    + ", ".join(f"{name} = excluded.{name}" for name in row), row)
-            self._count_terms(counted)
-        return len(events)
+class PostgresIndex:
+    """The search index in PostgreSQL: each event's terms on its row, under a GIN index, and
+    how many events hold each term (`search_terms`); a search reads every holder at once, or
+    window by window of the key index (`_window`)."""
 
-    @guarded
-    def add_events(self, events: Iterable[Event]) -> int:
-        """Insert new events (an existing id is an error), all or nothing; returns how many.
+    # Its part of the migrations (see `schema`).
+    schema = {"001_schema": (
+        # Start in whole seconds, then a tie number (`storage.search`): start order.
+        "ALTER TABLE events ADD COLUMN search_key bigint NOT NULL UNIQUE",
+        # Made in Python by `storage.search`, as SQLite's index holds them: the same terms
+        # give both backends the same matches.
+        'ALTER TABLE events ADD COLUMN terms text[] COLLATE "C" NOT NULL',
+        # Which events hold all of a conjunction's terms (terms @> ARRAY[...]).
+        "CREATE INDEX events_by_terms ON events USING gin (terms)",
+    )}
 
-        Faster than `import_events` for bulk loads: one COPY, no event looked up first.
-        """
-        events = list(events)
-        if not events:
-            return 0
-        with self.transaction():
-            self._lock_catalog()
-            counted: Counter[str] = Counter()
-            columns = [*EVENT_FIELDS, "search_key", "terms"]
-            keys = self._allocate_keys(events)  # before the COPY: it holds the connection
-            with self.conn.cursor().copy(
-                    f"COPY events ({', '.join(columns)}) FROM STDIN") as copy:
-                for key, event in zip(keys, events, strict=True):
-                    terms = terms_of(event)
-                    counted.update(terms)
-                    row = self._event_row(event, key, terms)
-                    copy.write_row([row[name] for name in columns])
-            self._count_terms(counted)
-        return len(events)
+    # Searches whose conjunctions are expected to be held by at most this many events read
+    # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
+    # read small datasets window by window too.
+    read_whole_up_to = 2_000
+    window_floor = 500
+    # A window this wide (a share of all events, past ones too) reads them all at once.
+    widest_window = 0.4
 
-    @staticmethod
-    def _event_row(event: Event, search_key: int, terms: list[str]) -> dict[str, Any]:
-        return {
-            **{name: getattr(event, name) for name in EVENT_FIELDS},
-            "starts_at": stored(event.starts_at),
-            "ends_at": stored(event.ends_at),
-            "registration_deadline": stored(event.registration_deadline),
-            "search_key": search_key,
-            "terms": terms,
-        }
+    def __init__(self, conn: Connection[DictRow],
+                 transaction: Callable[[], AbstractContextManager[Any]]):
+        self.conn = conn
+        self.transaction = transaction
 
-    def _lock_catalog(self) -> None:
-        """Make this transaction the only one giving keys and counting terms until it ends."""
-        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
+    # -- upkeep -------------------------------------------------------------------------
 
-    def _allocate_keys(self, events: list[Event]) -> list[int]:
-        """A free search key for each event (`shared.allocate_keys`), none given twice:
-        the keys already taken in the events' seconds are read in one query."""
-        firsts = [search.first_key(event.starts_at) for event in events]
-        taken: defaultdict[int, set[int]] = defaultdict(set)
-        for row in self.conn.execute(
-                "SELECT search_key FROM events WHERE search_key >= %s AND search_key < %s",
-                [min(firsts), max(firsts) + search.TIES_PER_SECOND]):
-            key = row["search_key"]
-            taken[key - key % search.TIES_PER_SECOND].add(key)
-        return allocate_keys(events, lambda first: set(taken[first]))
+    def row_columns(self, terms: list[str]) -> dict[str, Any]:
+        """The terms, on the event's row."""
+        return {"terms": terms}
 
-    def _count_terms(self, change: Counter[str]) -> None:
+    def add(self, indexed: Sequence[Indexed]) -> None:
+        """Count the terms of events whose rows hold them."""
+        self._count_terms(Counter(term for _, terms in indexed for term in terms))
+
+    def remove(self, indexed: Sequence[Indexed]) -> None:
+        """Count down the terms of events whose rows held them."""
+        removed = Counter(term for _, terms in indexed for term in terms)
+        self._count_terms({term: -events for term, events in removed.items()})
+
+    def _count_terms(self, change: Mapping[str, int]) -> None:
         """Add `change` to how many events hold each term (one statement, however many)."""
         changed = [(term, events) for term, events in change.items() if events]
         if not changed:
@@ -388,48 +325,49 @@ class PostgresStorage(Records):
                           "SET events = search_terms.events + excluded.events")
         self.conn.execute("DROP TABLE counted")
 
+    def rebuild(self, batches: Iterable[Sequence[Indexed]]) -> None:
+        """Write every event's terms on its row again, batch by batch, and count them again."""
+        with self.conn.cursor() as cursor:
+            for batch in batches:
+                cursor.executemany("UPDATE events SET terms = %s WHERE search_key = %s",
+                                   [(terms, key) for key, terms in batch])
+        self.conn.execute("DELETE FROM search_terms")
+        self.conn.execute("INSERT INTO search_terms (term, events) SELECT term, count(*) "
+                          "FROM events, unnest(terms) AS term GROUP BY term")
+
     @contextmanager
-    def bulk_load(self) -> Iterator[None]:
-        """One transaction for loading many events (`add_events` inside it), then the
-        planner's statistics refreshed."""
-        with self.transaction():
-            yield
+    def bulk(self) -> Iterator[None]:
+        """After many writes, the planner's statistics refreshed."""
+        yield
         # VACUUM too: the visibility map lets the planner read keys from the index alone.
-        self._analyze("VACUUM ANALYZE")
+        self.analyze("VACUUM ANALYZE")
 
     @guarded
-    def _analyze(self, command: str) -> None:
+    def analyze(self, command: str) -> None:
         """Refresh the planner's statistics of the search's tables."""
         for table in ("events", "search_terms"):
             self.conn.execute(f"{command} {table}")
 
-    @guarded
-    def search_events(self, query: EventQuery, limit: int, offset: int,
-                      count_cap: int) -> EventPage:
-        """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`
-        (the same terms and conjunctions as SQLite: `shared.plan_terms`)."""
-        planned = self._plan(query)
-        if planned is None:
-            return NO_MATCHES
-        keys = self._read_matches(*planned, needed(limit, offset, count_cap))
+    # -- reading ------------------------------------------------------------------------
+
+    def counts(self, terms: list[str]) -> dict[str, int]:
+        """How many events hold each of `terms` at each location and anywhere
+        (term@location -> count), with the every-event term of each among them."""
+        ranges = holding_ranges(terms)
+        where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
+        return {row["term"]: row["events"] for row in self.conn.execute(
+            f"SELECT term, events FROM search_terms WHERE {where}",
+            [bound for low_high in ranges for bound in low_high])}
+
+    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
+        """The page and capped count of `plan`'s matches (read as `_read_matches` says)."""
+        keys = self._read_matches(plan, needed(limit, offset, count_cap))
         return page_of(keys, limit, offset, count_cap, self._summaries_at)
 
-    def _plan(self, query: EventQuery) -> tuple[TermsPlan, dict[str, int]] | None:
-        """The terms `query` reads (`shared.plan_terms`) and how many events hold each."""
-        counts: dict[str, int] = {}
-
-        def holding(terms: list[str]) -> dict[str, int]:
-            counts.update(self._events_holding(terms))
-            return counts
-
-        plan = plan_terms(query, holding)
-        return None if plan is None else (plan, counts)
-
-    def _read_matches(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int
-                      ) -> list[int]:
+    def _read_matches(self, plan: TermsPlan, wanted: int) -> list[int]:
         """The keys of the first `wanted` events holding one of the plan's conjunctions, in
         key order: all at once when few events hold them, else window by window."""
-        window = self._window(plan, counts, wanted)
+        window = self._window(plan, wanted)
         if window is None:
             return self._keys_within(plan, plan.first, plan.end, wanted, WHOLE)
         keys: list[int] = []
@@ -442,8 +380,7 @@ class PostgresStorage(Records):
                 return keys
             start, size = stop, size * WINDOW_GROWTH
 
-    def _window(self, plan: TermsPlan, counts: Mapping[str, int], wanted: int
-                ) -> Window | None:
+    def _window(self, plan: TermsPlan, wanted: int) -> Window | None:
         """How to read the matches window by window; None: read every holder of the
         conjunctions at once, through the GIN index, and sort them.
 
@@ -462,6 +399,7 @@ class PostgresStorage(Records):
         bench/README.md ("Reading by our counts") has the figures. The
         estimate only sizes the window: a wrong one costs another window, never an answer.
         """
+        counts = plan.counts
         every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
                  if term.startswith(search.every_event(search.ANYWHERE))}
         expected = 0.0
@@ -512,7 +450,7 @@ class PostgresStorage(Records):
             return
         previous = ({row["name"]: row["setting"] for row in self.conn.execute(
             "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)])}
-            if self._in_transaction() else {})
+            if in_transaction(self.conn) else {})
         with self.transaction():
             self._set_planner(settings)
             yield
@@ -523,6 +461,12 @@ class PostgresStorage(Records):
         if settings:
             self.conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(
                 settings)), [part for item in settings.items() for part in item])
+
+    def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
+        """The summaries of the events with these search keys, in key order."""
+        return [summary_of(row, moment) for row in self.conn.execute(
+            f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
+            "ORDER BY e.search_key", [keys])]
 
     @staticmethod
     def _matches(conjunctions: list[list[str]], first: int, end: int | None, reading: str
@@ -553,31 +497,11 @@ class PostgresStorage(Records):
         return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
                 f"ORDER BY {order} LIMIT %s", params)
 
-    def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
-        """The summaries of the events with these search keys, in key order."""
-        return [summary_of(row, moment) for row in self.conn.execute(
-            f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
-            "ORDER BY e.search_key", [keys])]
-
-    def _events_holding(self, terms: list[str]) -> dict[str, int]:
-        """How many events hold each of `terms` at each location and anywhere
-        (term@location -> count), with the every-event term of each among them."""
-        ranges = holding_ranges(terms)
-        where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
-        return {row["term"]: row["events"] for row in self.conn.execute(
-            f"SELECT term, events FROM search_terms WHERE {where}",
-            [bound for low_high in ranges for bound in low_high])}
-
-    @guarded
-    def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
+    def explain(self, plan: TermsPlan, limit: int, count_cap: int) -> list[str]:
         """PostgreSQL's plan (EXPLAIN) for reading a search's matches, of its first window
         when it reads window by window; a line above the plan says how it reads."""
-        planned = self._plan(query)
-        if planned is None:
-            return []
-        plan, counts = planned
         wanted = needed(limit, 0, count_cap)
-        window = self._window(plan, counts, wanted)
+        window = self._window(plan, wanted)
         end = plan.end if window is None else self._window_end(plan.first, window.size, plan.end)
         reading = WHOLE if window is None or end is None else window.reading
         said = ("every holder at once" if window is None else

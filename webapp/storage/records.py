@@ -4,39 +4,46 @@ calendar feeds, agent connections, carried results, activity), each method writt
 The SQL is the same on SQLite and PostgreSQL: `ON CONFLICT` and `RETURNING` mean the same on
 both. Parameters are named (`:name`); times, JSON and row locks go through the backend's
 `Dialect`; a backend provides the primitives below (`_rows`, `_one`, `_run`, `_returning`,
-`_in_transaction`) and `transaction()`. Rows become dataclasses here (`event_of`, ...). The
-schema is applied here too (`migrate`, the migrations of `schema`). What differs more
-(writing events, search, the search index's tables) stays in `sqlite.py` and `postgres.py`.
+`_in_transaction`, `_insert_many`, `_lock_catalog`) and `transaction()`. Rows become
+dataclasses here (`event_of`, ...). The schema is applied here too (`migrate`, the migrations of
+`schema`). Events are written here, their search keys given and their terms made
+(`shared.terms_of`), and searches planned (`shared.plan_terms`); the backend's search index
+(`index.SearchIndex`) keeps and reads the terms.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from datetime import UTC
 from datetime import datetime
 from typing import Any
-from typing import Concatenate
-from typing import ParamSpec
-from typing import TypeVar
 
 from . import Activity
 from . import AgentConnection
 from . import Confirmation
 from . import Event
+from . import EventPage
+from . import EventQuery
 from . import EventSummary
 from . import Registration
-from . import StorageError
+from . import search
 from .dialect import Dialect
+from .dialect import guarded
+from .index import Indexed
+from .index import SearchIndex
 from .schema import MIGRATIONS
+from .shared import NO_MATCHES
+from .shared import allocate_keys
+from .shared import plan_terms
+from .shared import terms_of
 
-P = ParamSpec("P")
-R = TypeVar("R")
-S = TypeVar("S", bound="Records")
 Row = Mapping[str, Any]
 
 EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
@@ -48,19 +55,6 @@ REGISTRATION_SELECT = (
     "FROM registrations r JOIN events e ON e.id = r.event_id"
 )
 
-
-def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
-    """A decorator turning the backend's driver errors (`Dialect.errors`) into StorageError;
-    the cause stays in the server log only."""
-
-    @functools.wraps(method)
-    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(self, *args, **kwargs)
-        except self.dialect.errors as error:  # only looked up once something failed
-            raise StorageError(f"{method.__name__} failed") from error
-
-    return wrapper
 
 
 # How a backend reads a stored time (`Dialect.moment_out`).
@@ -146,9 +140,25 @@ def activity_of(row: Row, moment: Moment) -> Activity:
                     action=row["action"], status=row["status"], target_id=row["target_id"])
 
 
+def upsert(row: Mapping[str, Any]) -> str:
+    """An INSERT of an event's `row` (named parameters) that updates the event of its id."""
+    return (f"INSERT INTO events ({', '.join(row)}) "
+            f"VALUES ({', '.join(f':{name}' for name in row)}) ON CONFLICT (id) DO UPDATE SET "
+            + ", ".join(f"{name} = excluded.{name}" for name in row))
+
+
 # The statements, made once: the PostgreSQL dialect rewrites each one once and finds it again
 # by the same string (see `postgres.PostgresDialect.sql`).
 COUNT_EVENTS = "SELECT count(*) AS events FROM events"
+STORED_EVENT = f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e WHERE e.id = :id"
+TAKEN_KEYS = "SELECT search_key FROM events WHERE search_key >= :first AND search_key < :end"
+# The stored events after a key, in key order: a rebuild of the index reads them batch by batch.
+STORED_AFTER = (f"SELECT {EVENT_COLUMNS}, e.search_key FROM events e WHERE e.search_key > :after "
+                "ORDER BY e.search_key LIMIT :batch")
+BEFORE_EVERY_KEY = -(2**63)  # the least 64-bit integer
+INDEX_BATCH = 2000  # events whose terms are written to the search index at once
+INDEX_VERSION = "SELECT terms_version FROM search_index"
+SET_INDEX_VERSION = "UPDATE search_index SET terms_version = :version"
 CREATE_VISITOR = ("INSERT INTO visitors (id, created_at, expires_at) "
                   "VALUES (:id, :created_at, :expires_at)")
 VISITOR_EXPIRES_AT = "SELECT expires_at FROM visitors WHERE id = :id"
@@ -226,9 +236,7 @@ class Records:
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
-    # The backend's own statements for a migration of `schema`, run after the shared ones:
-    # its search index.
-    search_index_schema: Mapping[str, Sequence[str]] = {}
+    index: SearchIndex
 
     # -- what a backend provides --------------------------------------------------------
 
@@ -258,6 +266,15 @@ class Records:
         """Whether a transaction is open (where a row read may be locked, `Dialect.locked`)."""
         raise NotImplementedError
 
+    def _insert_many(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert `rows` (mappings of the same columns) into `table`, the fastest way the
+        driver writes many rows."""
+        raise NotImplementedError
+
+    def _lock_catalog(self) -> None:
+        """Make this transaction the only one giving search keys and counting terms until it
+        ends: nothing to do where a transaction holds the whole database."""
+
     # -- the schema ---------------------------------------------------------------------
 
     @guarded
@@ -276,7 +293,7 @@ class Records:
             if name not in adopted:
                 for statement in statements:
                     self._run(statement.format_map(slots), {})
-                for statement in self.search_index_schema.get(name, ()):
+                for statement in self.index.schema.get(name, ()):
                     self._run(statement, {})
             self._run(RECORD_MIGRATION, {"name": name,
                                          "applied_at": self.dialect.moment_in(datetime.now(UTC))})
@@ -308,6 +325,113 @@ class Records:
                                "WHERE event_id = :id AND state = 'active'", {"id": event_id})
             taken = row["held_seats"] + (active["active"] if active else 0)
         return event_of(row, self.dialect.moment_out, taken)
+
+    @guarded
+    def import_events(self, events: list[Event]) -> int:
+        """Insert or update events, all or nothing; returns how many were written.
+
+        An updated event keeps its search key unless its start moved; its old terms leave
+        the index and the new ones enter it.
+        """
+        moment_in, moment_out = self.dialect.moment_in, self.dialect.moment_out
+        replaced: list[Indexed] = []
+        written: dict[str, Indexed] = {}  # by id: an event given twice is indexed as last given
+        with self.transaction():
+            self._lock_catalog()
+            for event in events:
+                old = self._one(STORED_EVENT, {"id": event.id})
+                if old is not None and old["starts_at"] == moment_in(event.starts_at):
+                    key = old["search_key"]
+                else:
+                    key = self._allocate_keys([event])[0]
+                if old is not None and event.id not in written:
+                    # The index may keep no copy of the terms (FTS5 does not), so they are made
+                    # again from the stored event: the same terms, as long as this version of
+                    # `search` built the index (see `refresh_search_index`).
+                    replaced.append((old["search_key"], terms_of(event_of(old, moment_out))))
+                terms = terms_of(event)
+                row = self._event_row(event, key, terms)
+                self._run(upsert(row), row)
+                written[event.id] = (key, terms)
+            self.index.remove(replaced)
+            self.index.add(list(written.values()))
+        return len(events)
+
+    @guarded
+    def add_events(self, events: Iterable[Event]) -> int:
+        """Insert new events (an existing id is an error), all or nothing; returns how many.
+
+        Faster than `import_events` for bulk loads: no event is looked up first, and the rows
+        are written at once (`_insert_many`).
+        """
+        events = list(events)
+        if not events:
+            return 0
+        with self.transaction():
+            self._lock_catalog()  # keys are given under the write lock: no two alike
+            indexed = [(key, terms_of(event))
+                       for key, event in zip(self._allocate_keys(events), events, strict=True)]
+            self._insert_many("events", [self._event_row(event, key, terms) for event, (key, terms)
+                                         in zip(events, indexed, strict=True)])
+            self.index.add(indexed)
+        return len(events)
+
+    def _event_row(self, event: Event, key: int, terms: list[str]) -> dict[str, Any]:
+        """An event's row: its fields, its search key and what the index keeps on it."""
+        moment_in = self.dialect.moment_in
+        return {**{name: getattr(event, name) for name in EVENT_FIELDS},
+                "starts_at": moment_in(event.starts_at), "ends_at": moment_in(event.ends_at),
+                "registration_deadline": moment_in(event.registration_deadline),
+                "search_key": key, **self.index.row_columns(terms)}
+
+    def _allocate_keys(self, events: list[Event]) -> list[int]:
+        """A free search key for each event (`shared.allocate_keys`), none given twice: the
+        keys already taken in the events' seconds are read in one query."""
+        firsts = [search.first_key(event.starts_at) for event in events]
+        taken = self._rows(TAKEN_KEYS, {"first": min(firsts),
+                                        "end": max(firsts) + search.TIES_PER_SECOND})
+        return allocate_keys(events, (row["search_key"] for row in taken))
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """One transaction for loading many events (`add_events` inside it), with what the
+        search index does around many writes (`SearchIndex.bulk`)."""
+        with self.index.bulk(), self.transaction():
+            yield
+
+    def refresh_search_index(self) -> bool:
+        """Index every event again when another version of `search` made the index's terms
+        (or none did yet); True when it did.
+
+        Call inside a transaction (`prepare` does, after the migrations).
+        """
+        built = self._one(INDEX_VERSION, {})
+        if built is not None and built["terms_version"] == search.VERSION:
+            return False
+        self.index.rebuild(self._stored_batches())
+        self._run(SET_INDEX_VERSION, {"version": search.VERSION})
+        return True
+
+    def _stored_batches(self) -> Iterator[list[Indexed]]:
+        """Every stored event's key and terms, `INDEX_BATCH` events at a time in key order."""
+        moment_out, after = self.dialect.moment_out, BEFORE_EVERY_KEY
+        while rows := self._rows(STORED_AFTER, {"after": after, "batch": INDEX_BATCH}):
+            yield [(row["search_key"], terms_of(event_of(row, moment_out))) for row in rows]
+            after = rows[-1]["search_key"]
+
+    @guarded
+    def search_events(self, query: EventQuery, limit: int, offset: int,
+                      count_cap: int) -> EventPage:
+        """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`:
+        the terms it reads (`shared.plan_terms`), read by the search index."""
+        plan = plan_terms(query, self.index.counts)
+        return NO_MATCHES if plan is None else self.index.page(plan, limit, offset, count_cap)
+
+    @guarded
+    def explain_search(self, query: EventQuery, limit: int, count_cap: int) -> list[str]:
+        """The database's plan for reading a search's matches (none when nothing can match)."""
+        plan = plan_terms(query, self.index.counts)
+        return [] if plan is None else self.index.explain(plan, limit, count_cap)
 
     # -- visitors -----------------------------------------------------------------------
 

@@ -16,11 +16,11 @@ A type that the backends store differently is a slot that each one's dialect fil
 - `{without_rowid}`: on SQLite, a table kept in the b-tree of its primary key (a lookup by
   key reads one tree); nothing on PostgreSQL.
 
-The search index is each backend's own: its statements for a migration
-(`search_index_schema` of `sqlite.SQLiteStorage` and `postgres.PostgresStorage`) run after
-the shared ones. tests/test_database_schema.py checks that both backends end with the same
-tables, columns and indexes, apart from the search index's own. (SQLite files from before
-this module kept their history with sqlite-utils: `SQLiteStorage.prepare` adopts them.)
+The search index is each backend's own: its statements for a migration (the `schema` of
+`fts.SQLiteIndex` and `postgres.PostgresIndex`) run after the shared ones.
+tests/test_database_schema.py checks that both backends end with the same tables, columns and
+indexes, apart from the search index's own. (SQLite files from before this module kept their
+history with sqlite-utils: `SQLiteStorage.prepare` adopts them.)
 """
 
 from __future__ import annotations

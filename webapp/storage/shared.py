@@ -9,6 +9,7 @@ terms (`plan_terms`) and page and cap their counts the same way (`page_of`).
 from __future__ import annotations
 
 import functools
+from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -58,15 +59,15 @@ def terms_of(event: Event) -> list[str]:
                                  event.location, {name: getattr(event, name) for name in FACETS})
 
 
-def allocate_keys(events: list[Event], taken_from: Callable[[int], set[int]]) -> list[int]:
+def allocate_keys(events: list[Event], taken_keys: Iterable[int]) -> list[int]:
     """A free search key for each event (see `search.free_key`), none given twice;
-    `taken_from(first)` gives the keys already stored in the second starting at `first`."""
-    taken: dict[int, set[int]] = {}
+    `taken_keys`: those already stored in the events' seconds (more are only ignored)."""
+    taken: defaultdict[int, set[int]] = defaultdict(set)
+    for key in taken_keys:
+        taken[key - key % search.TIES_PER_SECOND].add(key)
     keys = []
     for event in events:
         first = search.first_key(event.starts_at)
-        if first not in taken:
-            taken[first] = taken_from(first)
         try:
             key = search.free_key(event.starts_at, taken[first])
         except ValueError as error:
@@ -79,11 +80,13 @@ def allocate_keys(events: list[Event], taken_from: Callable[[int], set[int]]) ->
 @dataclass(frozen=True)
 class TermsPlan:
     """What a search reads, whatever the backend: the events holding every term of one of
-    `conjunctions` (each rarest term first), with keys from `first` and before `end`."""
+    `conjunctions` (each rarest term first), with keys from `first` and before `end`;
+    `counts`: how many events hold each of its terms at each location (`holding_ranges`)."""
 
     conjunctions: list[list[str]]
     first: int
     end: int | None
+    counts: Mapping[str, int]
 
 
 def holding_ranges(terms: Iterable[str]) -> list[tuple[str, str]]:
@@ -110,7 +113,7 @@ def plan_terms(query: EventQuery, events_holding: Callable[[list[str]], Mapping[
         return None
     starts_from = max(query.starts_after, query.starts_from or query.starts_after)
     end = search.first_key(query.starts_before) if query.starts_before is not None else None
-    return TermsPlan(conjunctions, search.first_key(starts_from), end)
+    return TermsPlan(conjunctions, search.first_key(starts_from), end, events)
 
 
 def page_of(keys: list[int], limit: int, offset: int, count_cap: int,
