@@ -24,6 +24,7 @@ SOURCE_ROOTS = {SITE: PROJECT_ROOT, TOOLKIT: PROJECT_ROOT / "flask-webmcp" / "sr
 LAYERS = (
     ("webapp.config", "webapp.clock"),
     ("webapp.storage",),
+    ("webapp.mail",),
     ("webapp.domain",),
     ("webapp.datasets",),
     ("webapp.web",),

@@ -6,6 +6,7 @@ The package is layered; each layer imports only the ones below it:
     web/                         HTTP: blueprints, tool calls, errors, visitors, limits, headers
     datasets/                    events in bulk: imports, the sample events, synthetic events
     domain/                      the tool catalog, input schemas, actions and projections
+    mail/                        mail: its kinds, messages, senders and the delivery loop
     storage/                     all SQL, and the storage of each request
     webmcp/, config.py, clock.py the declarative-form toolkit; settings; the site's time
 

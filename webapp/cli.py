@@ -1,5 +1,5 @@
 """The site's data commands: `flask --app webapp init-db | import-events | generate-events |
-prune` (the toolkit adds `flask webmcp lint | manifest`)."""
+prune`; the mail group is `mail.commands` (the toolkit adds `flask webmcp lint | manifest`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from .clock import site_today
 from .datasets.importer import ImportProblem
 from .datasets.importer import read_events
 from .datasets.synthetic import generate_events
+from .mail.commands import mail_group
 from .storage import StorageError
 from .storage.backends import UnservableDatabase
 from .storage.backends import backend_for
@@ -118,7 +119,7 @@ def prune_command(activity_days: int) -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Register the commands."""
+    """Register the commands, and the mail group (`mail.commands`)."""
     for command in (init_db_command, import_events_command, generate_events_command,
-                    prune_command):
+                    prune_command, mail_group):
         app.cli.add_command(command)

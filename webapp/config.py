@@ -107,6 +107,31 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # MCP client). Other clients send no Origin; any origin not listed is refused, so a
         # page elsewhere cannot use the endpoint through a visitor's browser (DNS rebinding).
         "MCP_ALLOWED_ORIGINS": (),
+        # Mail (`webapp.mail`): the SMTP server the delivery loop sends through. None: no
+        # server at all, each mail is written to <instance>/mail/<id>.eml and logged (`make
+        # run`, development).
+        "MAIL_HOST": None,
+        # 587, the submission port, with STARTTLS: what mail providers offer to send through.
+        "MAIL_PORT": 587,
+        "MAIL_STARTTLS": True,
+        # The login at the server, when it asks for one (None: none).
+        "MAIL_USERNAME": None,
+        "MAIL_PASSWORD": None,
+        # The sender people see and reply to; its domain names the Message-IDs when
+        # SITE_URL is unset.
+        "MAIL_FROM": "WebMCP Events <no-reply@localhost>",
+        # Seconds each step of a conversation with the server may take (connect, each reply).
+        "MAIL_TIMEOUT": 20,
+        # How many mails one claim takes, and for how many seconds: a sender that dies leaves
+        # its mail to be sent again once the lease runs out (longer than a batch takes).
+        "MAIL_BATCH_SIZE": 10,
+        "MAIL_LEASE": 600,
+        # A transient failure (no server, a 4xx) is retried after MAIL_RETRY_DELAY seconds,
+        # doubling each time, until MAIL_MAX_ATTEMPTS; a 5xx fails at once.
+        "MAIL_RETRY_DELAY": 60,
+        "MAIL_MAX_ATTEMPTS": 8,
+        # Seconds the loop waits before looking again when nothing was due.
+        "MAIL_POLL_INTERVAL": 5,
         # The CSRF token lives as long as the visitor session that holds it.
         "WTF_CSRF_TIME_LIMIT": None,
         "WTF_CSRF_FIELD_NAME": "csrf_token",

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from typing import Protocol
 
@@ -144,6 +145,26 @@ class Activity:
     target_id: str | None = None
 
 
+@dataclass(frozen=True)
+class OutboxMail:
+    """A mail in the outbox: what builds it (its kind's templates, the language, the
+    payload), whom it goes to, and how its delivery stands (`storage.outbox`)."""
+
+    id: int
+    dedupe_key: str
+    recipient: str
+    kind: str
+    language: str  # the BCP 47 tag of the page the person used ("zh-TW", "en")
+    payload: dict[str, Any]
+    state: str  # queued, sending, sent or failed
+    attempts: int  # claims so far, the current one included
+    next_attempt_at: datetime
+    created_at: datetime
+    claimed_until: datetime | None = None
+    last_error: str | None = None
+    sent_at: datetime | None = None
+
+
 class Storage(Protocol):
     """What a storage backend provides (the SQLite backend is the reference).
 
@@ -250,6 +271,40 @@ class Storage(Protocol):
     def record_activity(self, entry: Activity) -> None: ...
 
     def recent_activity(self, visitor_id: str, limit: int) -> list[Activity]: ...
+
+    # the outbox (mail waiting to be sent: `storage.outbox`)
+    def queue_mail(self, dedupe_key: str, recipient: str, kind: str, language: str,
+                   payload: dict[str, Any], now: datetime) -> bool:
+        """Queue a mail, due at once; inside a `transaction()` it commits with the change it
+        reports. False (nothing written) when a mail with this key was queued before."""
+        ...
+
+    def claim_mail(self, now: datetime, lease: timedelta, limit: int) -> list[OutboxMail]:
+        """Take up to `limit` due mails for one sender until `now + lease`, atomically: no
+        other sender gets them until they are marked, released or their lease runs out."""
+        ...
+
+    def mail_sent(self, mail: OutboxMail, now: datetime) -> bool:
+        """Mark a claimed mail sent; False when its claim was lost (the lease ran out)."""
+        ...
+
+    def mail_failed(self, mail: OutboxMail, reason: str, retry_at: datetime | None) -> bool:
+        """Note why a claimed mail could not be sent: tried again from `retry_at`, or never
+        (None: failed for good); False when its claim was lost."""
+        ...
+
+    def release_mail(self, mail: OutboxMail) -> bool:
+        """Give back a claimed mail not tried (a sender stopping): due again at once, the
+        claim not counted as an attempt; False when its claim was lost."""
+        ...
+
+    def failed_mail(self) -> list[OutboxMail]:
+        """Every mail that failed for good, oldest first."""
+        ...
+
+    def get_mail(self, dedupe_key: str) -> OutboxMail | None:
+        """The mail queued under this key, or None."""
+        ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

@@ -54,6 +54,14 @@ class Dialect:
         tables locked, ` OF r`): nothing where a transaction holds the whole database."""
         return ""
 
+    def claiming(self) -> str:
+        """What ends the SELECT (inside a transaction) choosing rows to claim from a queue:
+        where rows are locked, it locks them and passes over those another transaction holds
+        (`FOR UPDATE SKIP LOCKED`), so two claims never take one row and neither waits for the
+        other; nothing where a transaction holds the whole database."""
+        lock = self.locked(in_transaction=True)
+        return f"{lock} SKIP LOCKED" if lock else ""
+
     @staticmethod
     def moment_in(value: datetime, /) -> Any:
         """A datetime as this database stores it."""

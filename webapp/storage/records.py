@@ -38,6 +38,7 @@ from .dialect import Dialect
 from .dialect import guarded
 from .index import Indexed
 from .index import SearchIndex
+from .outbox import OutboxRecords
 from .schema import MIGRATIONS
 from .shared import NO_MATCHES
 from .shared import allocate_keys
@@ -232,7 +233,7 @@ APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
 RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:name, :applied_at)"
 
 
-class Records:
+class Records(OutboxRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect

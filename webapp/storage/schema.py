@@ -150,4 +150,31 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         # Keeping one deletes the expired ones: this finds them without reading the others.
         "CREATE INDEX carried_results_by_expiry ON carried_results (expires_at)",
     ),
+    # Mail waiting to be sent (`storage.outbox`), written in the same transaction as the
+    # change it reports; the delivery loop (`webapp.mail`) claims, sends and marks it. A row
+    # keeps what builds the message (kind, language, payload), not the message: the request
+    # that queues it stays short under the write lock, and the message is made as it is sent.
+    "005_outbox": (
+        """CREATE TABLE outbox (
+            id {serial},
+            dedupe_key {key} NOT NULL UNIQUE,   -- one mail per key, however often queued
+            recipient text NOT NULL,
+            kind text NOT NULL,                 -- which templates and subject (`mail.kinds`)
+            language text NOT NULL,             -- the BCP 47 tag of the page the person used
+            payload {json} NOT NULL,            -- what the templates show
+            state text NOT NULL DEFAULT 'queued'
+                CHECK (state IN ('queued', 'sending', 'sent', 'failed')),
+            attempts integer NOT NULL DEFAULT 0,  -- claims so far, the current one included
+            next_attempt_at {moment} NOT NULL,
+            -- A claim's lease: a sender that died mid-batch leaves its mail 'sending' until
+            -- this passes, and then another sender takes it again.
+            claimed_until {moment},
+            last_error text,
+            created_at {moment} NOT NULL,
+            sent_at {moment}
+        )""",
+        # What a claim looks for: queued mail that is due, oldest due first (and mail whose
+        # lease ran out, few).
+        "CREATE INDEX outbox_by_state ON outbox (state, next_attempt_at)",
+    ),
 }

@@ -1,0 +1,62 @@
+"""The kinds of mail the site sends: a subject and a pair of templates each.
+
+A kind's templates are `templates/mail/<name>.txt` and `templates/mail/<name>.html`, rendered
+with the queued payload in the person's language (Flask-Babel's `_` as in the site's pages);
+its subject is a function of the payload, translated the same way. A new kind is an entry
+here and its two templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flask_babel import gettext as _
+
+
+@dataclass(frozen=True)
+class MailKind:
+    """One kind of mail: its name (stored with each queued mail), its subject and, for the
+    directory sender's log line, the payload field holding a link the person must follow
+    (a sign-in link), if any."""
+
+    name: str
+    subject: Callable[[Mapping[str, Any]], str]
+    link_field: str | None = None
+
+    @property
+    def text_template(self) -> str:
+        """The plain-text part's template."""
+        return f"mail/{self.name}.txt"
+
+    @property
+    def html_template(self) -> str:
+        """The HTML part's template."""
+        return f"mail/{self.name}.html"
+
+    def link(self, payload: Mapping[str, Any]) -> str | None:
+        """The link the person must follow, when this kind carries one."""
+        return str(payload[self.link_field]) if self.link_field else None
+
+
+class UnknownKind(LookupError):
+    """A queued mail names a kind this version does not have."""
+
+
+HELLO = MailKind(
+    name="hello",
+    # Translators: the subject of the test mail `flask mail send-test` sends.
+    subject=lambda payload: _("A test mail from %(site)s", site=_("WebMCP Events")),
+)
+
+KINDS = {kind.name: kind for kind in (HELLO,)}
+
+
+def kind_named(name: str) -> MailKind:
+    """The kind a queued mail names; UnknownKind when there is none."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise UnknownKind(f"no kind of mail is named {name!r}") from None
