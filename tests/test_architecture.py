@@ -22,7 +22,7 @@ TOOLKIT = "flask_webmcp"
 SOURCE_ROOTS = {SITE: PROJECT_ROOT, TOOLKIT: PROJECT_ROOT / "flask-webmcp" / "src"}
 # From the bottom up; a module belongs to the layer of its longest matching prefix.
 LAYERS = (
-    ("webapp.config", "webapp.clock"),
+    ("webapp.config", "webapp.clock", "webapp.ics"),
     ("webapp.storage",),
     ("webapp.mail",),
     ("webapp.domain",),

@@ -9,6 +9,7 @@ The package is layered; each layer imports only the ones below it:
     mail/                        mail: its kinds, messages, senders and the delivery loop
     storage/                     all SQL, and the storage of each request
     webmcp/, config.py, clock.py the declarative-form toolkit; settings; the site's time
+    ics.py                       calendar files (pages, feeds and mail share one writer)
 
 `dev/` and `webmcp/dev/` hold what only development needs (the linter and its sample pages,
 schema synthesis); the running site never imports them.

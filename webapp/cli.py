@@ -106,16 +106,20 @@ def generate_events_command(count: int, seed: int, database: str | None) -> None
               help="Keep this many days of visitors' activity.")
 def prune_command(activity_days: int) -> None:
     """Delete expired confirmations (after a day), old activity, visitors whose session
-    ended with no active registration (with what was theirs), expired agent connections and
-    results no page took in time; run it daily (cron)."""
+    ended with no active registration (with what was theirs), expired agent connections,
+    results no page took in time and mail sent more than MAIL_KEEP_SENT_DAYS ago; run it
+    daily (cron)."""
     now = site_now()
+    keep_sent = timedelta(days=int(current_app.config["MAIL_KEEP_SENT_DAYS"]))
     removed = get_db().prune(confirmations_before=now - timedelta(days=1),
                              activity_before=now - timedelta(days=activity_days),
-                             visitors_before=now)
+                             visitors_before=now, sent_mail_before=now - keep_sent)
     click.echo(f"Removed {removed['confirmations']} expired confirmation(s), "
                f"{removed['activity']} activity line(s), {removed['visitors']} ended "
                f"visitor session(s), {removed['connections']} expired agent connection(s) and "
                f"{removed['carried']} result(s) no page took.")
+    click.echo(f"Removed {removed['sent_mail']} sent mail(s) older than {keep_sent.days} "
+               f"day(s); failed mail stays (`flask mail failed`).")
 
 
 def init_app(app: Flask) -> None:

@@ -132,6 +132,10 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "MAIL_MAX_ATTEMPTS": 8,
         # Seconds the loop waits before looking again when nothing was due.
         "MAIL_POLL_INTERVAL": 5,
+        # Days `flask prune` keeps sent mail in the outbox (to answer "did it go?"; its
+        # payload holds an address and a name, so not for ever). Failed mail stays until
+        # someone has looked (`flask mail failed`).
+        "MAIL_KEEP_SENT_DAYS": 30,
         # The CSRF token lives as long as the visitor session that holds it.
         "WTF_CSRF_TIME_LIMIT": None,
         "WTF_CSRF_FIELD_NAME": "csrf_token",

@@ -19,6 +19,11 @@ class Pages(Protocol):
         languages: machine data names it)."""
         ...
 
+    def event_address(self, event_id: str) -> str:
+        """The full, language-neutral address of an event's page, for what outlives the
+        request (mail, calendar files)."""
+        ...
+
     def registration_form(self, event_id: str) -> str:
         """The site-relative address where a person registers for an event."""
         ...

@@ -41,3 +41,28 @@ class ReviewTokens:
     def _signature(self, token_hash: str) -> str:
         digest = hmac.new(self.secret, b"review:" + token_hash.encode(), hashlib.sha256)
         return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
+
+
+# A check-in code's length in base32 letters: 60 bits, shown in three groups of four.
+CHECK_IN_LETTERS = 12
+
+
+@dataclass(frozen=True)
+class CheckInCodes:
+    """The code a person shows at the door (typed, or as the QR code of their mail): an HMAC
+    of the registration's id with the site's secret, shortened.
+
+    Derived rather than stored: nothing more to keep or migrate, and whoever holds the secret
+    (the site, a check-in desk) can tell whether a code belongs to a registration. Someone who
+    has only the id (a list, an agent's answer) cannot make the code. Changing the secret
+    changes every code: mail already sent then shows codes the site no longer accepts."""
+
+    secret: bytes
+
+    def code_for(self, registration_id: str) -> str:
+        """The registration's check-in code, e.g. "K7QM-2XPA-94TD": upper-case letters and
+        digits (QR's compact alphanumeric mode), read aloud or typed without ambiguity."""
+        digest = hmac.new(self.secret, b"check-in:" + registration_id.encode(),
+                          hashlib.sha256).digest()
+        letters = base64.b32encode(digest).decode()[:CHECK_IN_LETTERS]
+        return "-".join(letters[start:start + 4] for start in range(0, CHECK_IN_LETTERS, 4))

@@ -5,6 +5,7 @@ dedupe key) inside the transaction that makes its change; `flask --app webapp ma
 gunicorn, or `--once` from cron) claims what is due, builds each message and sends it:
 
     kinds.py      what mails there are: each a subject and a template pair (text + HTML)
+    parts.py      what a kind adds to its text: inline images (a QR code), attachments (.ics)
     message.py    a queued mail as a MIME message (multipart/alternative, its headers)
     senders.py    where it goes: SMTP (MAIL_HOST set), or .eml files in the instance folder
     delivery.py   the loop: claim a batch, send each, mark it sent, retried or failed

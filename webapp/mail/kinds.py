@@ -2,8 +2,10 @@
 
 A kind's templates are `templates/mail/<name>.txt` and `templates/mail/<name>.html`, rendered
 with the queued payload in the person's language (Flask-Babel's `_` as in the site's pages);
-its subject is a function of the payload, translated the same way. A new kind is an entry
-here and its two templates.
+its subject is a function of the payload, translated the same way. A kind may add images its
+HTML shows (`images`: name → PNG, referenced as `images.<name>`, a `cid:` address) and files
+to attach (`attachments`), both made from the payload (`parts`). A new kind is an entry here
+and its two templates.
 """
 
 from __future__ import annotations
@@ -15,16 +17,22 @@ from typing import Any
 
 from flask_babel import gettext as _
 
+from .parts import Attachment
+from .parts import check_in_qr
+from .parts import event_calendar
+
 
 @dataclass(frozen=True)
 class MailKind:
-    """One kind of mail: its name (stored with each queued mail), its subject and, for the
-    directory sender's log line, the payload field holding a link the person must follow
-    (a sign-in link), if any."""
+    """One kind of mail: its name (stored with each queued mail), its subject, for the
+    directory sender's log line the payload field holding a link the person must follow
+    (a sign-in link), if any, and the images and attachments it adds (none by default)."""
 
     name: str
     subject: Callable[[Mapping[str, Any]], str]
     link_field: str | None = None
+    images: Callable[[Mapping[str, Any]], dict[str, bytes]] = lambda payload: {}
+    attachments: Callable[[Mapping[str, Any]], list[Attachment]] = lambda payload: []
 
     @property
     def text_template(self) -> str:
@@ -51,7 +59,22 @@ HELLO = MailKind(
     subject=lambda payload: _("A test mail from %(site)s", site=_("WebMCP Events")),
 )
 
-KINDS = {kind.name: kind for kind in (HELLO,)}
+REGISTRATION_CONFIRMED = MailKind(
+    name="registration_confirmed",
+    # Translators: the subject of the mail a person gets once registered for an event.
+    subject=lambda payload: _("You're registered: %(title)s", title=payload["event"]["title"]),
+    images=check_in_qr,
+    attachments=event_calendar,
+)
+
+REGISTRATION_CANCELLED = MailKind(
+    name="registration_cancelled",
+    # Translators: the subject of the mail a person gets after cancelling a registration.
+    subject=lambda payload: _("Registration cancelled: %(title)s",
+                              title=payload["event"]["title"]),
+)
+
+KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED)}
 
 
 def kind_named(name: str) -> MailKind:

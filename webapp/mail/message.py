@@ -1,7 +1,18 @@
 """A queued mail as the MIME message people receive.
 
 multipart/alternative: a plain-text part, then an HTML part laid out for a phone's width, both
-rendered from the kind's templates in the language the person used. The headers a mail client
+rendered from the kind's templates in the language the person used. A kind's images go with
+the HTML part, in a multipart/related that holds it (each known by its Content-ID, which the
+HTML names as `cid:`); its attachments follow the alternative, in a multipart/mixed:
+
+    multipart/mixed
+      multipart/alternative
+        text/plain
+        multipart/related
+          text/html
+          image/png                (Content-ID, shown where the HTML names it)
+      text/calendar; method=PUBLISH  (an attachment)
+ The headers a mail client
 and a spam filter look for: `From` (MAIL_FROM), `To`, `Date`, a `Message-ID` on the site's
 domain, `Content-Language`, and `Auto-Submitted` (RFC 3834: no vacation replies to it).
 Subjects and names outside ASCII are RFC 2047 encoded words, as `email.policy.SMTP` writes
@@ -56,17 +67,28 @@ def message_id(mail: OutboxMail, domain: str) -> str:
     return f"<outbox.{mail.id}.{key}@{domain}>"
 
 
+def content_id(mail: OutboxMail, name: str, domain: str) -> str:
+    """The Content-ID of a mail's image `name` (without its angle brackets): unique to the
+    mail, the same each time it is sent."""
+    return f"{name.replace('_', '-')}.{mail.id}@{domain}"
+
+
 def build_message(mail: OutboxMail, now: datetime) -> EmailMessage:
     """The message for `mail`, dated `now`, from the current app's templates and settings;
     MailNotBuilt when it cannot be made."""
     config = current_app.config
+    domain = message_domain(config)
     try:
         kind = kind_named(mail.kind)
         locale = Locale.parse(mail.language, sep="-")
+        images = {name: (content_id(mail, name, domain), png)
+                  for name, png in kind.images(mail.payload).items()}
+        attachments = kind.attachments(mail.payload)
         with force_locale(str(locale)):
             subject = kind.subject(mail.payload)
             context = {"payload": mail.payload, "subject": subject, "language": mail.language,
-                       "site_name": _("WebMCP Events")}
+                       "site_name": _("WebMCP Events"),
+                       "images": {name: f"cid:{cid}" for name, (cid, _png) in images.items()}}
             text = render(kind.text_template, context)
             html = render(kind.html_template, context)
     except (LookupError, ValueError, TypeError) as error:
@@ -77,11 +99,20 @@ def build_message(mail: OutboxMail, now: datetime) -> EmailMessage:
     message["From"] = config["MAIL_FROM"]
     message["To"] = mail.recipient
     message["Date"] = format_datetime(now)
-    message["Message-ID"] = message_id(mail, message_domain(config))
+    message["Message-ID"] = message_id(mail, domain)
     message["Auto-Submitted"] = "auto-generated"
     # Quoted-printable: seven bits that any relay passes, and English stays readable raw.
     message.set_content(text, cte="quoted-printable")
     message.add_alternative(html, subtype="html", cte="quoted-printable")
+    html_part = message.get_body(("html",))
+    assert html_part is not None, "the HTML part was just added"
+    for name, (cid, png) in images.items():
+        html_part.add_related(png, maintype="image", subtype="png", cid=f"<{cid}>",
+                              filename=f"{name}.png", disposition="inline")
+    for attachment in attachments:
+        message.add_attachment(attachment.content, maintype=attachment.maintype,
+                               subtype=attachment.subtype, filename=attachment.filename,
+                               params=attachment.params)
     # After the parts: setting the content clears every Content-* header before it.
     message["Content-Language"] = mail.language
     return message

@@ -308,5 +308,5 @@ class Storage(Protocol):
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,
-              visitors_before: datetime) -> dict[str, int]: ...
+              visitors_before: datetime, sent_mail_before: datetime) -> dict[str, int]: ...
 

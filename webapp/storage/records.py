@@ -217,6 +217,8 @@ PRUNE_CONFIRMATIONS = "DELETE FROM confirmations WHERE expires_at < :before"
 PRUNE_ACTIVITY = "DELETE FROM activity WHERE at < :before"
 PRUNE_CONNECTIONS = "DELETE FROM agent_connections WHERE expires_at < :before"
 PRUNE_CARRIED = "DELETE FROM carried_results WHERE expires_at < :before"
+# Sent mail only: a failed one stays for `flask mail failed`, a waiting one is still to go.
+PRUNE_SENT_MAIL = "DELETE FROM outbox WHERE state = 'sent' AND sent_at < :before"
 # Visitors whose session ended before `:before` and who hold no seat.
 IDLE_VISITORS = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
                  "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
@@ -684,12 +686,12 @@ class Records(OutboxRecords):
 
     @guarded
     def prune(self, confirmations_before: datetime, activity_before: datetime,
-              visitors_before: datetime) -> dict[str, int]:
+              visitors_before: datetime, sent_mail_before: datetime) -> dict[str, int]:
         """Delete confirmations that expired before one moment, activity older than another,
         and visitors whose session ended before a third with no active registration (with
         everything that was theirs: nobody can reach it again), and agent connections that
-        expired before that third moment. Returns how many rows of each went. One
-        transaction.
+        expired before that third moment, and mail sent before a fourth (failed mail stays).
+        Returns how many rows of each went. One transaction.
 
         A visitor with an active registration stays: it is a seat on the organizer's list.
         """
@@ -704,5 +706,6 @@ class Records(OutboxRecords):
             for belongings in PRUNE_IDLE_BELONGINGS:
                 self._run(belongings, gone)
             visitors = self._run(PRUNE_IDLE_VISITORS, gone)
+            sent_mail = self._run(PRUNE_SENT_MAIL, {"before": moment_in(sent_mail_before)})
         return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections, "carried": carried}
+                "connections": connections, "carried": carried, "sent_mail": sent_mail}

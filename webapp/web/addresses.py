@@ -39,6 +39,10 @@ class SitePages:
         """The neutral address of an event's page."""
         return url_for("events.detail", event_id=event_id, lang_code=None)
 
+    def event_address(self, event_id: str) -> str:
+        """The full neutral address of an event's page."""
+        return absolute_url(self.event(event_id))
+
     def registration_form(self, event_id: str) -> str:
         """The neutral address of an event's registration form."""
         return url_for("registrations.register", event_id=event_id, lang_code=None)

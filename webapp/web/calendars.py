@@ -1,8 +1,7 @@
 """Events in people's calendars: an event's .ics file, an "Add to Google Calendar" address,
 and a visitor's private feed of their registrations (made and stopped on their registrations
-page, see `registrations`). Calendar files are RFC 5545, written by the `icalendar` library,
-with times in the site's zone (its VTIMEZONE travels with them). They have no language: the
-event's own words are the organizer's."""
+page, see `registrations`). The files are written by `webapp.ics`, which the registration
+mail's attachment shares: the same event has the same UID wherever it came from."""
 
 from __future__ import annotations
 
@@ -15,19 +14,18 @@ from flask import Blueprint
 from flask import Response
 from flask import abort
 from flask import url_for
-from icalendar import Calendar
 from icalendar import Event as CalendarEvent
 
-from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import calendars as actions
+from ..ics import calendar_bytes
+from ..ics import calendar_event as ics_event
 from ..storage.connection import get_db
 from .addresses import site_url
 from .caching import public
 from .calls import action_context
 
 bp = Blueprint("calendars", __name__, url_prefix="/calendar")
-PRODUCT = "-//webmcp-events//Events in Taiwan//EN"
 GOOGLE_CALENDAR = "https://calendar.google.com/calendar/render"
 
 
@@ -60,28 +58,14 @@ def page_of(event: dict[str, Any]) -> str:
 
 
 def calendar_event(event: dict[str, Any]) -> CalendarEvent:
-    """One event (as its details show it) as a VEVENT. Its UID is the same in every file, so
-    a calendar that has the event updates it rather than adding it twice. In a feed the event
-    also says whether it is cancelled for this visitor, at which revision (`sequence`): a
-    calendar removes an event only when told so under its UID, at a higher SEQUENCE."""
-    page = page_of(event)
-    entry = CalendarEvent.new(
-        uid=f"{event['id']}@{site_url().split('://', 1)[-1]}", summary=event["title"],
-        start=_in_site_zone(event["startsAt"]), end=_in_site_zone(event["endsAt"]),
-        stamp=site_now().astimezone(UTC), location=event["venue"], url=page,
-        description=f"{event['summary']}\n\n{page}")
-    if "cancelled" in event:
-        entry.add("status", "CANCELLED" if event["cancelled"] else "CONFIRMED")
-        entry.add("sequence", event["sequence"])
-    return entry
+    """One event (as its details show it) as a VEVENT linking to its page (`webapp.ics`)."""
+    return ics_event(event, page_of(event))
 
 
 def calendar_file(events: list[dict[str, Any]], name: str) -> Response:
     """A calendar of `events` as a text/calendar answer, with the zone its times are in."""
-    calendar = Calendar.new(prodid=PRODUCT, name=name,
-                            subcomponents=[calendar_event(event) for event in events])
-    calendar.add_missing_timezones()
-    return Response(calendar.to_ical(), mimetype="text/calendar")
+    return Response(calendar_bytes(map(calendar_event, events), name),
+                    mimetype="text/calendar")
 
 
 def google_calendar_url(event: dict[str, Any]) -> str:
@@ -95,10 +79,6 @@ def google_calendar_url(event: dict[str, Any]) -> str:
         "dates": f"{utc(event['startsAt'])}/{utc(event['endsAt'])}",
         "details": f"{event['summary']}\n\n{page_of(event)}", "location": event["venue"],
         "ctz": site_timezone().key})
-
-
-def _in_site_zone(iso: str) -> datetime:
-    return datetime.fromisoformat(iso).astimezone(site_timezone())
 
 
 def init_app(app: Any) -> None:

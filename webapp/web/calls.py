@@ -24,11 +24,13 @@ from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import ActionContext
 from ..domain.actions import SiteAction
+from ..domain.tokens import CheckInCodes
 from ..domain.tokens import ReviewTokens
 from ..storage import Activity
 from ..storage import StorageError
 from ..storage.connection import get_db
 from .addresses import SitePages
+from .languages import current_language
 from .visitors import cookie_visitor
 from .visitors import visitor_for_write
 
@@ -44,6 +46,8 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         connection_lifetime=timedelta(
             seconds=int(current_app.config["AGENT_CONNECTION_TTL"])),
         review_tokens=ReviewTokens(_secret()),
+        check_in_codes=CheckInCodes(_secret()),
+        language=current_language().code,
     )
 
 

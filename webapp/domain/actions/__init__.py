@@ -26,6 +26,7 @@ from flask_webmcp.result import ToolResult
 
 from ...storage import Storage
 from ..pages import Pages
+from ..tokens import CheckInCodes
 from ..tokens import ReviewTokens
 
 
@@ -33,7 +34,7 @@ from ..tokens import ReviewTokens
 class ActionContext:
     """Who asks, when, and where: `pages` gives the addresses of the pages a person or an
     agent is sent to (the web layer's routes); `connection_lifetime` is how long an agent
-    connection made now lasts."""
+    connection made now lasts; `language` is the one the person reads."""
 
     now: datetime
     timezone: ZoneInfo
@@ -45,6 +46,12 @@ class ActionContext:
     # key of its own, so its review tokens are good for nothing else.
     review_tokens: ReviewTokens = field(
         default_factory=lambda: ReviewTokens(secrets.token_bytes(32)))
+    # Made with the site's secret by the web layer, like `review_tokens`.
+    check_in_codes: CheckInCodes = field(
+        default_factory=lambda: CheckInCodes(secrets.token_bytes(32)))
+    # The language of the request (a BCP 47 tag, "zh-TW" or "en"): mail it queues is
+    # written in it.
+    language: str = "zh-TW"
 
 
 SiteAction = Action[Callable[[Storage, Any, ActionContext], ToolResult]]

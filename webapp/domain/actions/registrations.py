@@ -4,7 +4,8 @@ A prepare action validates the request and stores a pending confirmation: a rand
 single-use token (only its hash is stored) bound to the visitor, the action and its target,
 valid for five minutes. The page shows the token in a human-only confirm form (no `toolname`).
 Confirming spends the token and changes the seats in one transaction that re-checks
-everything, so concurrent confirmations can never sell more seats than there are.
+everything, so concurrent confirmations can never sell more seats than there are; the mail
+reporting it is queued in that transaction too (`registration_mail`).
 
 A confirmation prepared where no page shows it (by an agent over MCP) waits on the visitor's
 review page (`pending_reviews`), whose confirm forms hold a review token (the stored hash,
@@ -43,6 +44,8 @@ from ..projections import local_time
 from ..projections import mask_email
 from ..projections import registration_summary
 from ..projections import registration_view
+from ..registration_mail import queue_registration_cancelled
+from ..registration_mail import queue_registration_confirmed
 from ..schemas import ConfirmCancellationInput
 from ..schemas import ConfirmCancellationParams
 from ..schemas import ConfirmInput
@@ -232,6 +235,8 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
             event_title=event.title, event_starts_at=event.starts_at)
         db.create_registration(registration)
         db.use_confirmation(confirmation.token_hash, ctx.now)
+        # In the same transaction: the mail is queued exactly when the seat is taken.
+        queue_registration_confirmed(db, registration, event, ctx)
     return ToolResult(
         action=name,
         status=Status.SUCCESS,
@@ -298,6 +303,10 @@ def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
             db.cancel_registration(registration.id, ctx.now)
             db.use_confirmation(confirmation.token_hash, ctx.now)
             registration = replace(registration, state="cancelled", cancelled_at=ctx.now)
+            # Events are never deleted; were one gone, there would be nothing to describe.
+            event = db.get_event(registration.event_id)
+            if event is not None:
+                queue_registration_cancelled(db, registration, event, ctx)
     return ToolResult(
         action=name,
         status=Status.SUCCESS,

@@ -1,0 +1,61 @@
+"""Calendar files (RFC 5545), written by the `icalendar` library: an event as a VEVENT, and
+calendars of them with the zone their times are in (its VTIMEZONE travels with them).
+
+One writer for every calendar the site hands out: the pages' `.ics` downloads and private
+feeds (`web.calendars`) and the file attached to a registration mail (`mail.kinds`). So an
+event has the same UID wherever a calendar got it, and a calendar that has it updates it
+rather than adding it twice. Calendar files have no language: the event's own words are the
+organizer's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from icalendar import Calendar
+from icalendar import Event as CalendarEvent
+
+from .clock import site_now
+from .clock import site_timezone
+
+PRODUCT = "-//webmcp-events//Events in Taiwan//EN"
+
+
+def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
+    """One event (its `id`, `title`, `summary`, `startsAt`, `endsAt` and `venue`, as its
+    details give them) as a VEVENT linking to its full page address `page`.
+
+    Its UID is the event's id on the site's host, the same in every file. In a feed the event
+    also says whether it is cancelled for this visitor, at which revision (`sequence`): a
+    calendar removes an event only when told so under its UID, at a higher SEQUENCE."""
+    entry = CalendarEvent.new(
+        uid=f"{event['id']}@{urlsplit(page).netloc}", summary=event["title"],
+        start=in_site_zone(event["startsAt"]), end=in_site_zone(event["endsAt"]),
+        stamp=site_now().astimezone(UTC), location=event["venue"], url=page,
+        description=f"{event['summary']}\n\n{page}")
+    if "cancelled" in event:
+        entry.add("status", "CANCELLED" if event["cancelled"] else "CONFIRMED")
+        entry.add("sequence", event["sequence"])
+    return entry
+
+
+def calendar_bytes(entries: Iterable[CalendarEvent], name: str, method: str | None = None
+                   ) -> bytes:
+    """A calendar of `entries` named `name`, as the bytes of a `.ics` file; `method` (e.g.
+    PUBLISH) when it travels by mail, where RFC 6047 asks the file and its Content-Type to
+    name the same one."""
+    calendar = Calendar.new(prodid=PRODUCT, name=name, subcomponents=list(entries))
+    if method:
+        calendar.add("method", method)
+    calendar.add_missing_timezones()
+    return bytes(calendar.to_ical())
+
+
+def in_site_zone(iso: str) -> datetime:
+    """An ISO 8601 time in the site's zone."""
+    return datetime.fromisoformat(iso).astimezone(site_timezone())
