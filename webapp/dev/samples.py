@@ -5,7 +5,10 @@ events) is walked the way a visitor would walk it: search, preview, an event's p
 register and confirm, cancel, the saved list. Then every declared route (see
 `webmcp.routes`) the walk did not reach is visited too, as a page and as a partial, with
 input made from its action's schema: a new tool route is checked without editing this file.
-Every HTML answer (page or htmx partial) is kept with the templates that rendered it.
+Every HTML answer (page or htmx partial) is kept with the templates that rendered it, and so
+is the HTML of every mail the walk queued (a registration confirmed, one cancelled): mail is
+no page, but it is the site's HTML too, and a new kind of mail is checked once the walk makes
+one.
 
 The walk is made once in each of the site's languages (English first, so the manifest reads
 in the catalog's source language), each time by a new visitor of a new copy of the site.
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import re
 import tempfile
+from datetime import timedelta
+from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +68,26 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         ids = _register_and_cancel(visit)
         ids |= _wait_for_the_person(visit, ids)
         _visit_the_other_routes(visit, ids)
-        return visit.pages
+        with sandbox.test_request_context(f"{prefix}/"):
+            return visit.pages + _queued_mail(sandbox, prefix)
+
+
+def _queued_mail(sandbox: Flask, prefix: str) -> list[RenderedPage]:
+    """The HTML part of every mail queued in the sandbox, as a page in the walk's language
+    (checked as if shown at its home page: a mail has no address of its own)."""
+    from ..mail.kinds import kind_named
+    from ..mail.message import build_message
+    from ..storage.connection import get_db
+
+    now = sandbox.config["CLOCK"]()
+    pages = []
+    for mail in get_db().claim_mail(now, timedelta(minutes=5), limit=100):
+        body = build_message(mail, now).get_body(preferencelist=("html",))
+        assert isinstance(body, EmailMessage)  # a mail's HTML part is one
+        pages.append(RenderedPage(url=f"{prefix}/", rule=None, html=body.get_content(),
+                                  templates=(kind_named(mail.kind).html_template,),
+                                  shows_result=False))
+    return pages
 
 
 class LanguageRecorder(PageRecorder):
