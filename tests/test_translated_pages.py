@@ -28,8 +28,11 @@ READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",
                    "tooldescription", "toolparamdescription", "data-unreachable-message",
                    "data-unreachable-next-action")
 # Words left in English on purpose, on the Chinese pages: names of things (Google Calendar,
-# the .ics file type among them), and the language switch, which names English in English.
-KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics"}
+# the .ics file type, "QR Code" as Taiwan writes it, among them), and the language switch,
+# which names English in English.
+KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics", "QR", "Code"}
+# A check-in code, as the registration mail shows it (`domain.tokens.CheckInCodes`).
+CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
 # What the sample walk types into forms (shown again, as typed).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
          "not-a-date", "web")
@@ -76,6 +79,7 @@ def what_people_read(html: str) -> list[str]:
         for written in cut:
             text = text.replace(written, " ")
         text = re.sub(r"\b(?:evt|reg)-[A-Za-z0-9_-]+", " ", text)  # ids
+        text = CHECK_IN_CODE.sub(" ", text)
         text = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", " ", text)  # tool names, as agents call them
         text = re.sub(r"/[\w/-]*", " ", text)  # addresses
         if text.strip():
