@@ -29,20 +29,45 @@ forwarded_allow_ips = ""
 accesslog = "-"
 logger_class = "webapp.access_log.RedactingLogger"
 errorlog = "-"
-# Never load the app in the master: no database connection may cross fork().
+# The workers load the app after the fork: no connection may cross fork() (the master only
+# prepares the database, with an app of its own that it closes before any fork).
 preload_app = False
 
 
-def post_worker_init(worker):
-    """Create, migrate and seed the database as each worker starts (after the fork).
+def on_starting(server):
+    """Create, migrate and seed the database once, in the master before any worker exists,
+    and close it again: no connection crosses fork(), and no worker ever creates it.
 
-    A failure here (say the database is locked past the busy timeout) must not stop the
-    worker: gunicorn halts the whole server when one worker fails to boot. The worker logs it
-    and prepares the database again on its first request instead.
+    A failure here (say another server holds the write lock past the busy timeout) does not
+    stop the server: the workers migrate it as they start, or on their first request.
     """
+    from webapp import create_app
     from webapp.storage import StorageError
+    from webapp.storage.connection import close_backend
     from webapp.storage.connection import prepare_database
 
+    app = create_app()
+    try:
+        with app.app_context():
+            prepare_database()
+    except StorageError:
+        server.log.exception("database not prepared yet; the workers try again")
+    finally:
+        close_backend(app)
+
+
+def post_worker_init(worker):
+    """Migrate the database as each worker starts (after the fork), never creating it.
+
+    A failure here (say the database is locked past the busy timeout, or its file is gone)
+    must not stop the worker: gunicorn halts the whole server when one worker fails to boot.
+    The worker logs it and prepares the database again on its first request instead.
+    """
+    from webapp.storage import StorageError
+    from webapp.storage.connection import never_create_database
+    from webapp.storage.connection import prepare_database
+
+    never_create_database(worker.wsgi)
     with worker.wsgi.app_context():
         try:
             prepare_database()

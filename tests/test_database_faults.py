@@ -16,6 +16,8 @@ would run it, and then a file of mode 000 stops it like anyone else.
 from __future__ import annotations
 
 import os
+import re
+import signal
 import sqlite3
 
 import pytest
@@ -31,6 +33,8 @@ from helpers import the_jsonld
 from helpers import write_lock_held
 from servers import HttpVisitor
 from servers import gunicorn
+from servers import ready_workers
+from servers import wait_until_ready
 
 from flask_webmcp.result import internal_error
 
@@ -55,8 +59,8 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("faults")
     wrapper = NO_FILE_PERMISSION_OVERRIDE if os.geteuid() == 0 else ()
     with gunicorn(folder / "events.sqlite", workers=2, threads=2, wrapper=wrapper,
-                  env={"FLASK_DATABASE_BUSY_TIMEOUT_MS": str(BUSY_TIMEOUT_MS)}) as (base, _):
-        yield base, folder / "events.sqlite"
+                  env={"FLASK_DATABASE_BUSY_TIMEOUT_MS": str(BUSY_TIMEOUT_MS)}) as (base, process):
+        yield base, folder / "events.sqlite", process
 
 
 # Each fault, and what the server log (not the answer) says of its cause.
@@ -84,7 +88,7 @@ def assert_internal_error(tally, answer, html: bool) -> None:
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_database_fault_answers_internal_error_then_recovers(tally, server, fault):
-    base, database = server
+    base, database, _ = server
     visitor = HttpVisitor(base)
     token = visitor.prepare_registration(EVENT, "Ann Lee", f"ann.{len(fault)}@example.com")
     before = stored_rows(database)
@@ -131,3 +135,21 @@ def test_a_database_fault_answers_internal_error_then_recovers(tally, server, fa
     assert visitor.confirm_registration(token).status == 409  # spent now, once
     tally["recovered"] += 1
 
+
+
+def test_a_worker_started_while_the_file_is_missing_creates_no_second_database(server):
+    """Only the master creates the database: a worker replaced while the file is gone answers
+    503 instead of starting an empty database beside the real one (where nobody exists)."""
+    base, database, process = server
+    visitor = HttpVisitor(base)
+    assert visitor.request("GET", "/events", headers=JSON).status == 200
+    log = database.with_suffix(".log")
+    with removed(database):
+        booted = ready_workers(log)
+        worker = int(re.findall(r"Worker ready \(pid: (\d+)\)", log.read_text())[-1])
+        os.kill(worker, signal.SIGKILL)
+        wait_until_ready(log, booted + 1, process)  # the arbiter has booted its replacement
+        answers = [visitor.request("GET", "/events", headers=JSON) for _ in range(6)]
+        assert [answer.status for answer in answers] == [503] * 6
+        assert not database.exists()
+    assert visitor.request("GET", "/events", headers=JSON).status == 200

@@ -56,7 +56,10 @@ class Backend(Protocol):
         """Where the data is, for messages (a URL without its password)."""
         ...
 
-    def prepare(self, seed: Seed | None) -> bool: ...
+    def prepare(self, seed: Seed | None, create: bool = True) -> bool:
+        """Migrate the data (creating it first if `create` allows and it is missing), seeding
+        it with `seed` if it holds no events; True when it seeded."""
+        ...
 
     def lease(self) -> Lease: ...
 
@@ -79,8 +82,9 @@ class SQLiteBackend:
     def location(self) -> str:
         return str(self.path)
 
-    def prepare(self, seed: Seed | None) -> bool:
-        return SQLiteStorage.prepare(self.path, seed=seed, busy_timeout_ms=self.busy_timeout_ms)
+    def prepare(self, seed: Seed | None, create: bool = True) -> bool:
+        return SQLiteStorage.prepare(self.path, seed=seed, busy_timeout_ms=self.busy_timeout_ms,
+                                     create=create)
 
     def lease(self) -> Lease:
         storage, identity = self._pool.acquire(self.path, busy_timeout_ms=self.busy_timeout_ms)
@@ -122,7 +126,9 @@ class PostgresBackend:
                  if parts.get(name)}
         return f"PostgreSQL ({make_conninfo('', **shown)})"
 
-    def prepare(self, seed: Seed | None) -> bool:
+    def prepare(self, seed: Seed | None, create: bool = True) -> bool:
+        # A PostgreSQL database is never created here (its server does that): `create`
+        # concerns files.
         from .postgres import PostgresStorage
 
         return PostgresStorage.prepare(self.url, seed=seed)

@@ -3,8 +3,8 @@
 The DATABASE setting chooses the backend (`backends.backend_for`); nothing outside this
 package knows which one runs. Connections are kept between requests by the backend, opened
 in the process that uses them. The database is created, migrated and seeded on first use in
-each process (after gunicorn has forked, never before) or ahead of time with
-`flask --app webapp init-db`.
+each process, or ahead of time with `flask --app webapp init-db`; under gunicorn the master
+does it once before forking (gunicorn.conf.py) and the workers only migrate it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .backends import Seed
 from .backends import backend_for
 
 PREPARED = "webapp.database_prepared"
+CREATES = "webapp.creates_database"
 BACKEND = "webapp.storage_backend"
 SEED = "webapp.seed"
 CONNECTIONS = 8  # per process: more than a gunicorn worker's threads
@@ -31,10 +32,20 @@ def backend() -> Backend:
 
 
 def prepare_database() -> bool:
-    """Create, migrate and (if empty) seed the database; True when it seeded."""
-    seeded = backend().prepare(current_app.extensions[SEED])
+    """Create (unless `never_create_database`), migrate and (if empty) seed the database;
+    True when it seeded."""
+    seeded = backend().prepare(current_app.extensions[SEED],
+                               create=current_app.extensions.get(CREATES, True))
     current_app.extensions[PREPARED] = True
     return seeded
+
+
+def never_create_database(app: Flask) -> None:
+    """Let this app migrate the database but never create it: a gunicorn worker, whose master
+    made it before forking. A worker that starts while the file is missing (moved, a mount not
+    there yet) then answers 503 until it is back, instead of starting a second, empty database
+    that would split the workers between two."""
+    app.extensions[CREATES] = False
 
 
 def database_location() -> str:

@@ -170,14 +170,16 @@ class SQLiteStorage(Records):
     @classmethod
     @guarded
     def prepare(cls, path: str | Path, seed: Callable[[SQLiteStorage], None] | None = None,
-                busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS) -> bool:
-        """Create or migrate the database, seeding it if it holds no events.
+                busy_timeout_ms: int = DATABASE_BUSY_TIMEOUT_MS, create: bool = True) -> bool:
+        """Create (unless not `create`) or migrate the database, seeding it if it holds no
+        events.
 
         Safe to run from several processes at once: the work happens under the write lock.
         Returns True when the database was seeded.
         """
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        db = connect(path, create=True, busy_timeout_ms=busy_timeout_ms)
+        if create:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = connect(path, create=create, busy_timeout_ms=busy_timeout_ms)
         storage = cls(db)
         try:
             adopted = storage._adopted_history()  # first: a file refused is left as it was
