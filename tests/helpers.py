@@ -175,6 +175,10 @@ class Visitor:
             self._csrf = hidden_value(CSRF_FIELD, page)
         return self._csrf
 
+    def new_session(self) -> None:
+        """Forget the form token: the browser's session was replaced (signing in or out)."""
+        self._csrf = None
+
     def get(self, url, **kwargs):
         return self.client.get(url, **kwargs)
 

@@ -81,6 +81,7 @@ def what_people_read(html: str) -> list[str]:
         text = re.sub(r"\b(?:evt|reg)-[A-Za-z0-9_-]+", " ", text)  # ids
         text = CHECK_IN_CODE.sub(" ", text)
         text = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", " ", text)  # tool names, as agents call them
+        text = re.sub(r"https?://\S+", " ", text)  # full addresses (a mailed link)
         text = re.sub(r"/[\w/-]*", " ", text)  # addresses
         if text.strip():
             kept.append(text.strip())

@@ -58,6 +58,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .domain.catalog import CATALOG
     from .domain.catalog import UNTRUSTED_NOTE
     from .storage import connection
+    from .web import accounts
     from .web import agents
     from .web import assets
     from .web import bodies
@@ -101,8 +102,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     templating.init_app(app)
     calendars.init_app(app)
     cli.init_app(app)
-    for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, mcp.bp, health.bp,
-                      openapi.bp, discovery.bp, calendars.bp):
+    for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, accounts.bp, mcp.bp,
+                      health.bp, openapi.bp, discovery.bp, calendars.bp):
         app.register_blueprint(blueprint)
 
     @app.get("/")

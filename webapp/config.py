@@ -48,6 +48,12 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "SITE_TIMEZONE": SITE_TIMEZONE,
         # A visitor session ends this many seconds after its last write.
         "VISITOR_TTL": 14 * 24 * 3600,
+        # Signing in (`domain.actions.accounts`): a mailed link works once, this many seconds;
+        # a signed-in browser stays so while used at least every SESSION_IDLE seconds, and
+        # SESSION_LIFETIME seconds at most (then the person signs in again).
+        "SIGN_IN_LINK_TTL": 15 * 60,
+        "SESSION_IDLE": 12 * 3600,
+        "SESSION_LIFETIME": 7 * 24 * 3600,
         # Tool inputs are a few short fields: refuse anything bigger before reading it.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         "MAX_FORM_MEMORY_SIZE": 64 * 1024,
@@ -85,6 +91,10 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # who cancels and registers again).
         "RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS": "10 per hour;20 per day",
         "RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL": "5 per day",
+        # Each sign-in link is a mail: an address gets a few an hour whoever asks, and one
+        # network cannot make the site mail many addresses.
+        "RATELIMIT_SIGN_IN_PER_EMAIL": "5 per hour;10 per day",
+        "RATELIMIT_SIGN_IN_PER_ADDRESS": "20 per hour",
         # X-RateLimit-* on limited answers and Retry-After on a 429, for agents that read them.
         "RATELIMIT_HEADERS_ENABLED": True,
         # The session cookie holds the visitor id and the CSRF secret: script cannot read it,

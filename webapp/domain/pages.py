@@ -32,3 +32,8 @@ class Pages(Protocol):
         """The absolute address where a person confirms what waits for them (registrations
         and cancellations prepared anywhere), in the language their browser chooses."""
         ...
+
+    def sign_in_link(self, token: str, language: str) -> str:
+        """The absolute address of a sign-in link, in the language of the request that asked
+        for it (a mail is read in that language)."""
+        ...

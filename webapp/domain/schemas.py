@@ -365,3 +365,29 @@ class DisconnectAgentParams(TypedDict):
     """What `DisconnectAgentInput` loads."""
 
     connection_id: str
+
+
+class RequestSignInInput(ToolInput):
+    """Asking for a sign-in link (a person's action): the address it is mailed to."""
+
+    email = EmailAddress(
+        required=True, validate=length(max=254),
+        metadata={"label": _l("E-mail"), "autocomplete": "email"})
+
+
+class RequestSignInParams(TypedDict):
+    """What `RequestSignInInput` loads."""
+
+    email: str
+
+
+class SignInInput(ToolInput):
+    """Signing in (a person's action): the token of the link its address names."""
+
+    token = fields.String(required=True, validate=length(min=1, max=200))
+
+
+class SignInParams(TypedDict):
+    """What `SignInInput` loads."""
+
+    token: str

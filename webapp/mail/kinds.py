@@ -74,7 +74,15 @@ REGISTRATION_CANCELLED = MailKind(
                               title=payload["event"]["title"]),
 )
 
-KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED)}
+SIGN_IN_LINK = MailKind(
+    name="sign_in_link",
+    # Translators: the subject of the mail carrying a sign-in link.
+    subject=lambda payload: _("Your sign-in link for %(site)s", site=_("WebMCP Events")),
+    link_field="link",
+)
+
+KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
+                                      SIGN_IN_LINK)}
 
 
 def kind_named(name: str) -> MailKind:

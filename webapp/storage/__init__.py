@@ -146,6 +146,19 @@ class Activity:
 
 
 @dataclass(frozen=True)
+class Account:
+    """A person who signed in: the address they proved, and the visitor that holds what they
+    do while signed in; read through a session, also when it signed in and was last used."""
+
+    id: str
+    email: str
+    visitor_id: str
+    created_at: datetime
+    signed_in_at: datetime | None = None
+    seen_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class OutboxMail:
     """A mail in the outbox: what builds it (its kind's templates, the language, the
     payload), whom it goes to, and how its delivery stands (`storage.outbox`)."""
@@ -305,6 +318,30 @@ class Storage(Protocol):
     def get_mail(self, dedupe_key: str) -> OutboxMail | None:
         """The mail queued under this key, or None."""
         ...
+
+    # accounts (people who signed in: `storage.accounts`)
+    def create_sign_in_link(self, token_hash: str, email: str, now: datetime,
+                            expires_at: datetime) -> None: ...
+
+    def sign_in_link_email(self, token_hash: str, now: datetime) -> str | None: ...
+
+    def use_sign_in_link(self, token_hash: str, now: datetime) -> str | None:
+        """Spend a link still good at `now`: its address, or None (atomic)."""
+        ...
+
+    def account_for(self, email: str, account_id: str, visitor_id: str, now: datetime
+                    ) -> Account: ...
+
+    def start_session(self, account: Account, id_hash: str, now: datetime,
+                      ends_by: datetime, joining: str | None) -> None: ...
+
+    def session_account(self, id_hash: str) -> Account | None: ...
+
+    def session_seen(self, id_hash: str, now: datetime) -> None: ...
+
+    def end_session(self, id_hash: str) -> None: ...
+
+    def end_every_session(self, account_id: str) -> int: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

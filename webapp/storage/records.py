@@ -34,6 +34,7 @@ from . import EventQuery
 from . import EventSummary
 from . import Registration
 from . import search
+from .accounts import AccountRecords
 from .dialect import Dialect
 from .dialect import guarded
 from .index import Indexed
@@ -220,9 +221,11 @@ PRUNE_CARRIED = "DELETE FROM carried_results WHERE expires_at < :before"
 # Sent mail only: a failed one stays for `flask mail failed`, a waiting one is still to go.
 PRUNE_SENT_MAIL = "DELETE FROM outbox WHERE state = 'sent' AND sent_at < :before"
 # Visitors whose session ended before `:before` and who hold no seat.
+# An account's visitor is never idle: it is the account's for as long as the account is.
 IDLE_VISITORS = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
                  "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
-                 "AND r.state = 'active')")
+                 "AND r.state = 'active') AND NOT EXISTS ("
+                 "SELECT 1 FROM accounts a WHERE a.visitor_id = v.id)")
 PRUNE_IDLE_BELONGINGS = tuple(
     f"DELETE FROM {table} WHERE visitor_id IN ({IDLE_VISITORS})"
     for table in ("saved_events", "confirmations", "registrations", "activity",
@@ -235,7 +238,7 @@ APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
 RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:name, :applied_at)"
 
 
-class Records(OutboxRecords):
+class Records(OutboxRecords, AccountRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect

@@ -177,4 +177,36 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         # lease ran out, few).
         "CREATE INDEX outbox_by_state ON outbox (state, next_attempt_at)",
     ),
+    # People who signed in (`storage.accounts`): an account is an e-mail address its owner
+    # proved by following a link mailed to it. What they do while signed in belongs to the
+    # account's own visitor, so everything written for visitors serves accounts unchanged.
+    "006_accounts": (
+        """CREATE TABLE accounts (
+            id {key} PRIMARY KEY,
+            email {key} NOT NULL UNIQUE,        -- as the schema loads it: one form each
+            visitor_id {key} NOT NULL UNIQUE REFERENCES visitors (id),
+            created_at {moment} NOT NULL
+        )""",
+        # A link is good once, for `SIGN_IN_LINK_TTL`; only the hash of its token is kept.
+        """CREATE TABLE sign_in_links (
+            token_hash {key} PRIMARY KEY,       -- SHA-256 of the token in the link
+            email text NOT NULL,
+            created_at {moment} NOT NULL,
+            expires_at {moment} NOT NULL,
+            used_at {moment}
+        )""",
+        "CREATE INDEX sign_in_links_by_expiry ON sign_in_links (expires_at)",
+        # A signed-in browser: the session cookie holds a random id, the table its hash. It
+        # ends after a time without requests or at the latest a time after signing in.
+        """CREATE TABLE account_sessions (
+            id_hash {key} PRIMARY KEY,          -- SHA-256 of the id in the session cookie
+            account_id {key} NOT NULL REFERENCES accounts (id),
+            created_at {moment} NOT NULL,
+            seen_at {moment} NOT NULL
+        )""",
+        "CREATE INDEX account_sessions_by_account ON account_sessions (account_id)",
+        # Signing in finds every registration made with the account's address, from any
+        # browser (addresses are kept in one form: the schemas fold case and width).
+        "CREATE INDEX registrations_by_email ON registrations (email)",
+    ),
 }

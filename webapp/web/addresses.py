@@ -50,3 +50,7 @@ class SitePages:
     def pending_review(self) -> str:
         """The full neutral address of the visitor's review page."""
         return external_url_for("registrations.pending", lang_code=None)
+
+    def sign_in_link(self, token: str, language: str) -> str:
+        """The full address of a sign-in link, under the language's prefix."""
+        return external_url_for("accounts.link", token=token, lang_code=language)

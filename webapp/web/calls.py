@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from flask import current_app
+from flask import g
 from flask import request
 
 from flask_webmcp.calls import CallRecord
@@ -32,22 +33,28 @@ from ..storage.connection import get_db
 from .addresses import SitePages
 from .languages import current_language
 from .visitors import cookie_visitor
+from .visitors import live_visitor
+from .visitors import session_hash
 from .visitors import visitor_for_write
 
 
 def action_context(visitor_id: str | None, source: str = "human") -> ActionContext:
     """The context of the current request."""
+    config = current_app.config
     return ActionContext(
         now=site_now(),
         timezone=site_timezone(),
         pages=SitePages(),
         source=source,
         visitor_id=visitor_id,
-        connection_lifetime=timedelta(
-            seconds=int(current_app.config["AGENT_CONNECTION_TTL"])),
+        connection_lifetime=timedelta(seconds=int(config["AGENT_CONNECTION_TTL"])),
         review_tokens=ReviewTokens(_secret()),
         check_in_codes=CheckInCodes(_secret()),
         language=current_language().code,
+        account=g.get("account"),
+        session_hash=session_hash(),
+        sign_in_link_lifetime=timedelta(seconds=int(config["SIGN_IN_LINK_TTL"])),
+        session_lifetime=timedelta(seconds=int(config["SESSION_LIFETIME"])),
     )
 
 
@@ -77,12 +84,17 @@ def record(call: CallRecord) -> None:
 CALLS = Calls(execute=execute, record=record, failures=(StorageError,))
 
 
-def run_tool(bound: dict[str, Any] | None = None) -> Ran:
+def run_tool(bound: dict[str, Any] | None = None, needs_visitor: bool = True) -> Ran:
     """Run the action of the route handling this request on its input, for its visitor.
 
-    A POST is a write: it needs a live visitor (created on the first write). Values `bound`
-    by the page address that do not validate mean there is nothing at that address.
+    A POST is a write: it needs a live visitor (created on the first write), unless
+    `needs_visitor` is False (signing in: a browser whose visitor ended may still sign in).
+    Values `bound` by the page address that do not validate mean there is nothing at that
+    address.
     """
+    if request.method == "POST" and not needs_visitor:
+        return CALLS.route_call(acting_for=lambda: live_visitor(get_db()),
+                                asker=cookie_visitor(), bound=bound)
     if request.method == "POST":
         return CALLS.route_call(acting_for=lambda: visitor_for_write(get_db()),
                                 asker=cookie_visitor(), bound=bound)

@@ -2,9 +2,10 @@
 nor every thread.
 
 `BUDGETS` lists them: writes per client; writes, and the writes that start a new visitor, per
-address; reads per address; and registrations prepared for one event per address and per
-e-mail address. A client is the visitor of the session, else the browser session (before its
-first write there is no visitor yet), else the address: so people behind one address (an
+address; reads per address; registrations prepared for one event per address and per
+e-mail address; and sign-in links asked for per e-mail address and per address. A client is
+the visitor of the session, else the browser session (before its first write there is no
+visitor yet), else the address: so people behind one address (an
 office, a conference Wi-Fi) each have their own budget, under the address's ceiling. An
 agent calling `/mcp` is its live connection, else its address; each of its calls is a write.
 A new session costs one GET, so the address, not the session, bounds what one machine can do;
@@ -42,6 +43,7 @@ from flask_limiter import ApplicationLimit
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
+from flask_webmcp.actions import Action
 from flask_webmcp.inputs import InputError
 from flask_webmcp.inputs import input_fields
 from flask_webmcp.inputs import load_input
@@ -51,6 +53,7 @@ from flask_webmcp.mcp import requested_tool_call
 from flask_webmcp.routes import current_role
 from flask_webmcp.text import Text
 
+from ..domain.actions.accounts import request_sign_in
 from ..domain.actions.registrations import prepare_event_registration
 from . import limit_counters  # noqa: F401 - registers `host://` and `local://`
 from .mcp import is_mcp_request
@@ -108,29 +111,40 @@ def digest(text: str) -> str:
 
 
 def registration_input() -> dict[str, Any] | None:
-    """The registration this request prepares, as the action's schema loads it, or None when
-    it prepares none or its input is refused (a refused input prepares nothing: the write
-    budgets count it, and no event budget does).
+    """The registration this request prepares (`loaded_input`), or None."""
+    return loaded_input(prepare_event_registration)
+
+
+def sign_in_email_key() -> str:
+    """The address a sign-in link is asked for (as a digest), from the loaded form."""
+    asked = loaded_input(request_sign_in)
+    return f"sign-in:email:{digest(asked['email']) if asked else ''}"
+
+
+def loaded_input(action: Action[Any]) -> dict[str, Any] | None:
+    """The input this request gives `action`, as the action's schema loads it, or None when
+    it runs another action or its input is refused (a refused input does nothing: the write
+    budgets count it, no budget of the action does).
 
     Keys are made only from loaded values: raw input would let one event be counted under
     endless spellings (" evt-x", "evt-x\u3000") and let a megabyte of id become a key.
     """
-    if "registration_input" not in g:
-        g.registration_input = _load_registration_input()
-    prepared: dict[str, Any] | None = g.registration_input
-    return prepared
+    loaded: dict[str, dict[str, Any] | None] = g.setdefault("loaded_inputs", {})
+    if action.name not in loaded:
+        loaded[action.name] = _load_input(action)
+    return loaded[action.name]
 
 
-def _load_registration_input() -> dict[str, Any] | None:
-    schema = prepare_event_registration.schema
+def _load_input(action: Action[Any]) -> dict[str, Any] | None:
+    schema = action.schema
     try:
         if is_mcp_request():
             call = requested_tool_call()
-            if call is None or call.name != prepare_event_registration.name or call.resumed:
+            if call is None or call.name != action.name or call.resumed:
                 return None
             return load_input(schema, input_fields(call.arguments))
         role = current_role()
-        if role is None or role.action is not prepare_event_registration:
+        if role is None or role.action is not action or request.method != "POST":
             return None
         # The values the page address binds, as the route passes them (not its language).
         fields = schema_instance(schema).fields
@@ -145,6 +159,11 @@ def starts_no_visitor() -> bool:
     """This write does not start a visitor: the session names one already, or it is an
     agent's call over MCP (it acts for the visitor who connected it, or for nobody)."""
     return cookie_visitor() is not None or is_mcp_request()
+
+
+def not_asking_for_a_sign_in_link() -> bool:
+    """The request asks for no sign-in link (or its address was refused: nothing is mailed)."""
+    return loaded_input(request_sign_in) is None
 
 
 def not_preparing_a_registration() -> bool:
@@ -206,6 +225,13 @@ BUDGETS = (
            _l("Too many registrations for this event with this e-mail address. Try again "
               "later."),
            exempt_when=not_preparing_a_registration),
+    Budget("RATELIMIT_SIGN_IN_PER_EMAIL", sign_in_email_key, ("POST",),
+           _l("Too many sign-in links for this e-mail address. Use the last one we sent, or "
+              "try again later."),
+           exempt_when=not_asking_for_a_sign_in_link),
+    Budget("RATELIMIT_SIGN_IN_PER_ADDRESS", address_key, ("POST",),
+           _l("Too many sign-in links asked for from your network. Try again later."),
+           exempt_when=not_asking_for_a_sign_in_link),
 )
 
 

@@ -1,5 +1,7 @@
-"""Anonymous visitor sessions: a random id in the signed session cookie, its lifetime on the
-server. Saved events, registrations and confirmations belong to a visitor.
+"""Visitor sessions: a random id in the signed session cookie, its lifetime on the server.
+Saved events, registrations and confirmations belong to a visitor. A browser signed in to an
+account (`domain.actions.accounts`) is the account's visitor, for as long as its account
+session (kept on the server too) lasts.
 """
 
 from __future__ import annotations
@@ -8,12 +10,16 @@ import secrets
 from datetime import timedelta
 
 from flask import current_app
+from flask import g
 from flask import session
 
 from flask_webmcp.calls import PrincipalGone
 
 from ..clock import site_now
+from ..domain.tokens import hash_token
+from ..storage import Account
 from ..storage import Storage
+from ..storage.connection import get_db
 
 VISITOR_KEY = "visitor"
 
@@ -70,5 +76,64 @@ def keep_alive(db: Storage, visitor_id: str) -> str:
     expires = db.visitor_expires_at(visitor_id)
     if expires is None or expires <= now:
         raise SessionExpired
-    db.extend_visitor(visitor_id, now + _lifetime())
+    # Never sooner than it was: an account's visitor is kept past its sessions.
+    db.extend_visitor(visitor_id, max(expires, now + _lifetime()))
     return visitor_id
+
+
+# The session cookie of a signed-in browser also holds the id of its account session (whose
+# hash the database keeps), beside the account's visitor id under VISITOR_KEY.
+ACCOUNT_SESSION_KEY = "account_session"
+# How often a session's "last used" is written: every request would otherwise be a write.
+SEEN_PRECISION = timedelta(minutes=5)
+
+
+def start_account_session(session_id: str, visitor_id: str) -> None:
+    """Make this browser the account's: a fresh cookie (nothing of the anonymous session
+    carries over, against session fixation) naming the account session and its visitor."""
+    session.clear()
+    session[ACCOUNT_SESSION_KEY] = session_id
+    session[VISITOR_KEY] = visitor_id
+    session.permanent = True
+
+
+def session_hash() -> str | None:
+    """The hash of this browser's account session id, if it names one."""
+    session_id = session.get(ACCOUNT_SESSION_KEY)
+    return hash_token(session_id) if isinstance(session_id, str) else None
+
+
+def signed_in_account(db: Storage) -> Account | None:
+    """The account this browser is signed in to, or None. A session that ended (signed out
+    elsewhere, unused for SESSION_IDLE, older than SESSION_LIFETIME) signs the browser out:
+    the cookie forgets the account's visitor too, so nothing of the account shows."""
+    if "account" in g:
+        found: Account | None = g.account
+        return found
+    id_hash = session_hash()
+    account = db.session_account(id_hash) if id_hash else None
+    if id_hash and account is not None and _alive(account):
+        now = site_now()
+        if account.seen_at is None or now - account.seen_at >= SEEN_PRECISION:
+            db.session_seen(id_hash, now)
+    elif id_hash:
+        if account is not None:
+            db.end_session(id_hash)
+        session.clear()
+        account = None
+    g.account = account
+    return account
+
+
+def _alive(account: Account) -> bool:
+    """Whether the session `account` was read through is still alive now."""
+    now, config = site_now(), current_app.config
+    assert account.signed_in_at is not None and account.seen_at is not None
+    return (now < account.signed_in_at + timedelta(seconds=int(config["SESSION_LIFETIME"]))
+            and now < account.seen_at + timedelta(seconds=int(config["SESSION_IDLE"])))
+
+
+def check_account_session() -> None:
+    """Before each request of a browser that says it is signed in: make sure it still is."""
+    if ACCOUNT_SESSION_KEY in session:
+        signed_in_account(get_db())

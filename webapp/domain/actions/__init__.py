@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 from flask_webmcp.actions import Action
 from flask_webmcp.result import ToolResult
 
+from ...storage import Account
 from ...storage import Storage
 from ..pages import Pages
 from ..tokens import CheckInCodes
@@ -52,6 +53,13 @@ class ActionContext:
     # The language of the request (a BCP 47 tag, "zh-TW" or "en"): mail it queues is
     # written in it.
     language: str = "zh-TW"
+    # The account this browser is signed in to, and the hash of its session's id (what
+    # signing out ends); None for an anonymous visitor or an agent.
+    account: Account | None = None
+    session_hash: str | None = None
+    # How long a sign-in link works, and a signed-in session at most.
+    sign_in_link_lifetime: timedelta = timedelta(minutes=15)
+    session_lifetime: timedelta = timedelta(days=7)
 
 
 SiteAction = Action[Callable[[Storage, Any, ActionContext], ToolResult]]

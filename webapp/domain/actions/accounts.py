@@ -1,0 +1,105 @@
+"""Signing in with a link mailed to one's address: no password to choose, forget or leak.
+
+Asking for a link mails one, to whatever address is given: the answer is the same whether the
+address has an account or not (nobody learns who has one), and the first sign-in makes the
+account. A link works once, for `ctx.sign_in_link_lifetime`; only its hash is kept. Following
+it shows a button (mail scanners open links, and must not sign anyone in): pressing it signs
+in, which brings what this browser did before, and every registration made with the address
+from any browser, into the account. These are steps for people only: an agent never signs in.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
+from flask_webmcp.actions import human_action
+from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
+from flask_webmcp.result import not_found
+
+from ...mail.kinds import SIGN_IN_LINK
+from ...storage import Storage
+from ..activity import logged_as
+from ..schemas import NoInput
+from ..schemas import NoParams
+from ..schemas import RequestSignInInput
+from ..schemas import RequestSignInParams
+from ..schemas import SignInInput
+from ..schemas import SignInParams
+from ..tokens import hash_token
+from . import ActionContext
+
+
+@logged_as(_l("Ask for a sign-in link"),
+           _l("%(who)s asked for a sign-in link"))
+@human_action("request_sign_in", schema=RequestSignInInput, answers=(Status.SUCCESS,))
+def request_sign_in(db: Storage, params: RequestSignInParams, ctx: ActionContext
+                    ) -> ToolResult:
+    """Mail a sign-in link to the address given (the same answer for every address)."""
+    token = secrets.token_urlsafe(32)
+    token_hash = hash_token(token)
+    minutes = int(ctx.sign_in_link_lifetime.total_seconds() // 60)
+    with db.transaction():
+        db.create_sign_in_link(token_hash, params["email"], ctx.now,
+                               ctx.now + ctx.sign_in_link_lifetime)
+        db.queue_mail(f"sign-in:{token_hash}", params["email"], SIGN_IN_LINK.name,
+                      ctx.language, {"link": ctx.pages.sign_in_link(token, ctx.language),
+                                     "minutes": minutes}, ctx.now)
+    return ToolResult(
+        action="request_sign_in", status=Status.SUCCESS,
+        message=_("We have sent a sign-in link to %(email)s. It works once, for %(minutes)d "
+                  "minutes. If it does not arrive, look in your spam folder or ask for "
+                  "another.", email=params["email"], minutes=minutes),
+        data={"email": params["email"]})
+
+
+@logged_as(_l("Sign in"), _l("%(who)s signed in"))
+@human_action("sign_in", schema=SignInInput, answers=(Status.SUCCESS, Status.NOT_FOUND))
+def sign_in(db: Storage, params: SignInParams, ctx: ActionContext) -> ToolResult:
+    """Spend a sign-in link: start a session of its address's account (made now if it has
+    none), which takes in what this browser did and every registration made with the address.
+
+    The session's id is for the browser's cookie only (`page_only`); the table keeps its hash.
+    """
+    session_id = secrets.token_urlsafe(32)
+    with db.transaction():
+        email = db.use_sign_in_link(hash_token(params["token"]), ctx.now)
+        if email is None:
+            return not_found("sign_in", link_gone_message())
+        account = db.account_for(email, f"acc-{secrets.token_urlsafe(9)}",
+                                 f"vis-{secrets.token_urlsafe(16)}", ctx.now)
+        db.start_session(account, hash_token(session_id), ctx.now,
+                         ends_by=ctx.now + ctx.session_lifetime, joining=ctx.visitor_id)
+    return ToolResult(
+        action="sign_in", status=Status.SUCCESS,
+        message=_("You are signed in as %(email)s.", email=email),
+        data={"email": email}, target=account.id,
+        page_only={"session_id": session_id, "visitor_id": account.visitor_id})
+
+
+def link_gone_message() -> str:
+    """What a link that cannot sign in any more is told (used, expired, or never made)."""
+    return _("This sign-in link has expired or was already used. Ask for a new one below.")
+
+
+@logged_as(_l("Sign out"), _l("%(who)s signed out"))
+@human_action("sign_out", schema=NoInput, answers=(Status.SUCCESS,))
+def sign_out(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
+    """End this browser's session (the browser forgets the account)."""
+    if ctx.session_hash is not None:
+        db.end_session(ctx.session_hash)
+    return ToolResult(action="sign_out", status=Status.SUCCESS,
+                      message=_("You are signed out."))
+
+
+@logged_as(_l("Sign out on every device"), _l("%(who)s signed out on every device"))
+@human_action("sign_out_everywhere", schema=NoInput, answers=(Status.SUCCESS,))
+def sign_out_everywhere(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
+    """End every session of the account, on every device (this one too)."""
+    if ctx.account is not None:
+        db.end_every_session(ctx.account.id)
+    return ToolResult(action="sign_out_everywhere", status=Status.SUCCESS,
+                      message=_("You are signed out on every device."))
