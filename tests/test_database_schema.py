@@ -16,10 +16,11 @@ from services import fresh_schema
 from webapp.storage.postgres import PostgresStorage
 from webapp.storage.sqlite import SQLiteStorage
 
-# The search index's own, left out: the columns each backend adds to events for it, the
-# indexes on them, and the tables of SQLite's FTS5 index.
-OWN_COLUMNS = {"search_key", "terms"}
+# The search index's own, left out: the columns each backend adds for it (to events, and
+# PostgreSQL's span length to search_index), the indexes on them, and its own tables.
+OWN_COLUMNS = {"search_key", "terms", "span_keys"}
 OWN_TABLES = "event_search"  # the FTS5 table and its shadow tables
+POSTGRES_OWN_TABLES = {"search_spans", "search_postings"}  # the slot postings
 # CREATE [UNIQUE] INDEX name ON table USING method (columns) [WHERE ...], as pg_indexes says.
 INDEX_DEFINITION = re.compile(r"CREATE (UNIQUE )?INDEX \S+ ON \S+ USING \w+ \((.*?)\)( WHERE .*)?$")
 
@@ -70,7 +71,7 @@ def postgres_tables(url: str) -> Tables:
     with psycopg.connect(url) as conn:
         names = [name for (name,) in conn.execute(
             "SELECT table_name FROM information_schema.tables "
-            "WHERE table_schema = current_schema()")]
+            "WHERE table_schema = current_schema()") if name not in POSTGRES_OWN_TABLES]
         constraints = {name: kind for name, kind in conn.execute(
             "SELECT conname, contype FROM pg_constraint "
             "WHERE connamespace = current_schema()::regnamespace")}

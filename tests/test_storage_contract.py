@@ -6,10 +6,12 @@ separate requests (or hosts) would be, and counts outcomes: never a timing.
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Callable
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import replace
 from datetime import UTC
 from datetime import timedelta
@@ -30,8 +32,10 @@ from webapp.storage import EventQuery
 from webapp.storage import Registration
 from webapp.storage import Storage
 from webapp.storage import postgres
+from webapp.storage import postings
 from webapp.storage.backends import Backend
 from webapp.storage.backends import backend_for
+from webapp.storage.shared import terms_of
 
 pytestmark = pytest.mark.both_backends
 
@@ -376,43 +380,165 @@ def test_both_backends_answer_every_search_alike(both_filled, cap, tally):
     compare_every_search(both_filled, cap, tally)
 
 
-@pytest.mark.slow  # windows far too small, every search: 15 to 25 s a cell
-@pytest.mark.parametrize("cap", [50, 400])
-@pytest.mark.parametrize(("walked_event_cost", "said"), [(10**9, "intersected with the holders"),
-                                                         (0, "walked")])
-def test_postgresql_reading_window_by_window_answers_alike(both_filled, cap, walked_event_cost,
-                                                           said, tally, monkeypatch):
-    """PostgreSQL reads the matches of many holders window by window of the key index, each
-    window's keys intersected with the holders or walked; at 100 000 events only common
-    words do, so here every search that can does, each way, its windows far too small
-    (several windows, growing, to find a page): still SQLite's answers."""
-    postgresql = both_filled["postgresql"]
-    monkeypatch.setattr(postgresql.index, "read_whole_up_to", 0)
-    monkeypatch.setattr(postgresql.index, "window_floor", 1)
-    monkeypatch.setattr(postgresql.index, "widest_window", 1.0)
-    monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", walked_event_cost)
-    # Windows sized for a fiftieth of the matches they should hold: read four times wider,
-    # again and again, until a page and a capped count are found or the events end.
-    monkeypatch.setattr(postgres, "WINDOW_MARGIN", 0.02)
-    windowed = sum(said in "".join(postgresql.explain_search(query, page[0], cap)[:1])
-                   for query, page in every_search())
-    assert windowed > len(WORDS) * len(FILTERS) / 2, "many searches must read windows here"
-    compare_every_search(both_filled, cap, tally)
+# PostgreSQL reads a search's matches through the GIN index (every holder at once) or from
+# the slot postings, batch after batch (`PostgresIndex._read_matches`): each way, forced by
+# its thresholds, on the searches of the matrix that find the most, against SQLite.
+COMMON_WORDS = ["community", "社群", "台北", "線上", "night", "c", "台", None]
+READINGS = {
+    # name: the index's few_holders and most_spans, postgres.SPANS_MARGIN, and the holders
+    # the counts expect (None: as they say)
+    "every holder": (10**9, 0, 1.5, None),
+    "postings, one batch": (0, 10**9, 10**9, None),
+    "postings, batch after batch": (0, 10**9, 0.01, None),
+    # The counts far off (as for words rarely written together): the postings are read
+    # first, and the matches seen in the first spans send the rest to the GIN index.
+    "postings, then every holder": (0, 4, 1.5, 10.0**9),
+}
 
 
-def test_a_search_inside_a_transaction_leaves_the_planner_as_it_was(both_filled,
-                                                                    monkeypatch):
-    """A window's planner settings last until the transaction ends: inside another one,
-    the search puts them back, so later statements of that transaction are planned as usual."""
+def common_searches() -> Iterator[tuple[EventQuery, tuple[int, int]]]:
+    """Common words × every filter set × both date ranges, a page deep enough to need several
+    spans of the postings."""
+    for text, filters, (starts_from, starts_before) in product(COMMON_WORDS, FILTERS, RANGES):
+        yield EventQuery(starts_after=NOW, text=text, starts_from=starts_from,
+                         starts_before=starts_before, **filters), (10, 20)
+
+
+@pytest.fixture(scope="module")
+def sqlite_answers(both_filled) -> dict[tuple[EventQuery, int], tuple[list[str], int, bool, bool]]:
+    """SQLite's answer to each common search, capped at 50 (asked once for every reading)."""
+    return {(query, 50): answer(both_filled["sqlite"], query, page, 50)
+            for query, page in common_searches()}
+
+
+@pytest.mark.parametrize("reading", READINGS)
+def test_postgresql_answers_alike_whichever_way_it_reads(both_filled, sqlite_answers, reading,
+                                                         tally, monkeypatch):
+    """Every holder through the GIN index; the postings in one batch; in batches growing
+    from two spans to the last one (or the date range's end); and the postings given up for
+    every holder after the spans read say the rest is too sparse: each way is taken, and
+    each answers every common search as SQLite does."""
     postgresql = both_filled["postgresql"]
-    monkeypatch.setattr(postgresql.index, "read_whole_up_to", 0)
-    monkeypatch.setattr(postgresql.index, "window_floor", 1)
-    monkeypatch.setattr(postgres, "WALKED_EVENT_IN_POSTINGS", 0)  # walked: no bitmap scans
-    query = EventQuery(starts_after=NOW, text="community")
-    assert "walked" in postgresql.explain_search(query, 10, 50)[0]
-    with postgresql.transaction() as conn:
-        assert postgresql.search_events(query, 10, 0, 50).events
-        assert conn.execute("SHOW enable_bitmapscan").fetchone()["enable_bitmapscan"] == "on"
+    index = postgresql.index
+    few_holders, most_spans, margin, expected = READINGS[reading]
+    monkeypatch.setattr(index, "few_holders", few_holders)
+    monkeypatch.setattr(index, "most_spans", most_spans)
+    monkeypatch.setattr(postgres, "SPANS_MARGIN", margin)
+    if expected is not None:
+        monkeypatch.setattr(postgres, "expected_holders", lambda plan: expected)
+    batches = every_holder = 0
+    searches = []
+    read_batch, read_keys = index.postings.read, index._keys
+
+    def batch(*args: Any) -> Any:
+        nonlocal batches
+        batches += 1
+        return read_batch(*args)
+
+    def keys(*args: Any) -> Any:
+        nonlocal every_holder
+        every_holder += 1
+        return read_keys(*args)
+
+    monkeypatch.setattr(index.postings, "read", batch)
+    monkeypatch.setattr(index, "_keys", keys)
+    differences = []
+    for query, page in common_searches():
+        batches = every_holder = 0
+        found = answer(postgresql, query, page, 50)
+        searches.append((batches, every_holder))
+        tally["searches compared"] += 1
+        if found != sqlite_answers[query, 50]:
+            differences.append((query, found, sqlite_answers[query, 50]))
+    assert differences == []
+    read = {"every holder": sum(holders and not spans for spans, holders in searches),
+            "postings, one batch": sum(spans == 1 and not holders for spans, holders in searches),
+            "postings, batch after batch": sum(spans > 2 and not holders
+                                               for spans, holders in searches),
+            "postings, then every holder": sum(spans and holders for spans, holders in searches)}
+    assert read[reading] > len(searches) / 4, read
+
+
+def posted_keys(conn: Any, term: str) -> set[int]:
+    """The keys of the events the slot postings say hold `term`."""
+    rows = conn.execute("SELECT p.slots, s.packed FROM search_postings p JOIN search_spans s "
+                        "USING (span) WHERE p.term = %s", [term]).fetchall()
+    return {key for row in rows
+            for key in postings.matching_keys([0, 0, row["slots"], row["packed"]], 1)}
+
+
+class RolledBack(Exception):
+    """Ends a test's transaction without committing it."""
+
+
+def test_postgresql_postings_follow_every_write_of_a_transaction(both_filled, monkeypatch):
+    """Events added, one's words changed, one moved to another span, one taken out of the
+    index: in the same transaction, each stored event holds one slot, each of their terms'
+    postings holds exactly the events whose rows hold it, and every search reads the same
+    from the postings as through the GIN index alone."""
+    postgresql = both_filled["postgresql"]
+    index = postgresql.index
+    layout = index.postings.layout()
+    assert layout is not None
+    span_keys = layout.span_keys
+    added = [replace(EVENT, id=f"evt-written-{number}", title=f"Community night 寫入 {number}",
+                     starts_at=NOW + timedelta(days=3 + number)) for number in range(4)]
+    edited = replace(added[0], title="Workshop 改寫")
+    moved = replace(added[1], starts_at=added[1].starts_at + timedelta(seconds=3 * span_keys
+                                                                       // 1024))
+    with pytest.raises(RolledBack), postgresql.transaction() as conn:
+        postgresql.import_events(added)
+        postgresql.import_events([edited, moved])
+        gone = conn.execute("SELECT search_key, terms FROM events WHERE id = %s",
+                            [added[2].id]).fetchone()
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [postgres.CATALOG_LOCK])
+        index.remove([(gone["search_key"], gone["terms"])])
+        conn.execute("DELETE FROM events WHERE id = %s", [added[2].id])
+
+        # Each stored event holds one slot, and no other key does.
+        slotted = [key for row in conn.execute("SELECT packed FROM search_spans")
+                   for (key,) in struct.iter_unpack(">q", row["packed"]) if key]
+        assert sorted(slotted) == [row["search_key"] for row in conn.execute(
+            "SELECT search_key FROM events ORDER BY search_key")]
+        touched = {term for event in added + [edited, moved] for term in terms_of(event)}
+        wrong = [term for term in sorted(touched) if posted_keys(conn, term) != {
+            row["search_key"] for row in conn.execute(
+                "SELECT search_key FROM events WHERE terms @> ARRAY[%s]::text[]", [term])}]
+        assert wrong == []
+        assert answer(postgresql, EventQuery(starts_after=NOW, text="改寫"), (10, 0), 50)[0] == [
+            edited.id]
+
+        def read(few_holders: int, most_spans: int) -> list[Any]:
+            monkeypatch.setattr(index, "few_holders", few_holders)
+            monkeypatch.setattr(index, "most_spans", most_spans)
+            return [answer(postgresql, query, page, 50) for query, page in common_searches()]
+
+        assert read(0, 10**9) == read(10**9, 0)
+        raise RolledBack
+    assert postgresql.get_event(added[3].id) is None
+
+
+def test_an_upgraded_postgresql_database_gets_the_postings_of_its_events(postgres_database):
+    """A database from before the slot postings, holding events, gets them by migrating:
+    its searches then read the postings and find what the GIN index finds."""
+    url = fresh_schema(postgres_database)
+    postgres.PostgresStorage.prepare(url)
+    with closing(postgres.PostgresStorage.open(url)) as storage:
+        storage.add_events(generate_events(80, seed=3, now=NOW, timezone=TAIPEI))
+        # As the release before them left it.
+        storage.conn.execute("DROP TABLE search_spans, search_postings")
+        storage.conn.execute("ALTER TABLE search_index DROP COLUMN span_keys")
+        storage.conn.execute("DELETE FROM schema_migrations WHERE name = '007_search_postings'")
+    postgres.PostgresStorage.prepare(url)
+    with closing(postgres.PostgresStorage.open(url)) as storage:
+        for text in (None, "c"):
+            query = EventQuery(starts_after=NOW, text=text)
+            storage.index.few_holders, storage.index.most_spans = 10**9, 0
+            by_gin = answer(storage, query, (10, 0), 50)
+            storage.index.few_holders, storage.index.most_spans = 0, 10**9
+            assert "slot postings" in storage.explain_search(query, 10, 50)[0]
+            assert answer(storage, query, (10, 0), 50) == by_gin
+            assert by_gin[1] > 10
 
 
 def summarize(counts) -> str:

@@ -1,7 +1,7 @@
 """The search index as `records.Records` drives it. Each backend keeps one: `fts.SQLiteIndex`
-(FTS5) and `postgres.PostgresIndex` (a GIN index). It holds every event's terms
-(`shared.terms_of`) under the event's search key, keeps how many events hold each term
-(`search_terms`), and reads a search's matches in key order.
+(FTS5) and `postgres.PostgresIndex` (a GIN index and the slot postings of `postings`). It
+holds every event's terms (`shared.terms_of`) under the event's search key, keeps how many
+events hold each term (`search_terms`), and reads a search's matches in key order.
 
 The records decide everything else, written once for both: the keys, what an event's row
 holds, the transactions and locks, and which terms a search reads (`shared.plan_terms`).

@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -46,9 +45,12 @@ from psycopg.types.json import Jsonb
 from . import EventPage
 from . import EventSummary
 from . import StorageError
+from . import postings
 from . import search
 from .dialect import Dialect
 from .index import Indexed
+from .postings import SlotPostings
+from .postings import span_keys_for
 from .records import Records
 from .records import Row
 from .records import summary_of
@@ -126,42 +128,20 @@ guarded = guard(psycopg.Error)
 # time, and one writer changes the catalog (search keys and term counts) at a time.
 SCHEMA_LOCK = 0x77656D6370_01
 CATALOG_LOCK = 0x77656D6370_02
-# How a search reads its matches (`PostgresIndex._window`, `_matches`): every holder at
-# once, or window by window, each window's keys intersected with the holders or walked.
-WHOLE, INTERSECT, WALK = "whole", "intersect", "walk"
-# A window spans this many times the events expected to hold a page and a capped count; the
-# next one, if needed, is this many times wider.
-WINDOW_MARGIN = 3
-WINDOW_GROWTH = 4
-# What walking one event costs, in entries of GIN lists read: its terms come from TOAST
-# (about 8 pages, 35-40 µs on the loaded bench machine), an entry about 0.16 µs.
-WALKED_EVENT_IN_POSTINGS = 250
-# The planner's settings for each way of reading (`set_config(..., true)`: this transaction).
-# INTERSECT: the planner estimates a conjunction of located terms as if its terms were
-# independent across locations too (community_@kaohsiung and _price_paid@kaohsiung: 41
-# events, where 3 641 hold both), so within a window it may read every holder through the
-# GIN index and filter their keys (14.9 ms at 100 000 events) rather than intersect them
-# with the window's keys first (a BitmapAnd, 2.1 ms). Our counts say the holders are many
-# (that is why there is a window): a random page ten times dearer and an index entry free
-# make the BitmapAnd the plan of every window of the bench's matrix (with the default costs
-# 23 of its 25 windows had it, with the page cost alone 24). Reading the lists of every event
-# (a search without a location: each list as long as four of a location's), the planner then
-# took a scan of every row for cheaper (community ai, advanced: 450 ms, 8 ms as a BitmapAnd),
-# so sequential scans are off too. WALK: the key index in order.
-PLANNER_SETTINGS = {
-    INTERSECT: {"random_page_cost": "40", "cpu_index_tuple_cost": "0", "enable_seqscan": "off"},
-    WALK: {"enable_bitmapscan": "off", "enable_seqscan": "off"},
-}
-
-
-@dataclass(frozen=True)
-class Window:
-    """How a search reads many holders: `size` events at a time in key order, each window
-    read as `reading` says (INTERSECT or WALK)."""
-
-    size: int
-    reading: str
-
+# A search expected to match at most this many events (about a page and a capped count,
+# `needed`) reads them all at once through the GIN index (`PostgresIndex._read_matches`).
+FEW_HOLDERS = 100
+# A search reads the slot postings only if the counts say its matches lie within this many
+# spans, else every holder through the GIN index: at 100 000 events a batch of 25 spans (of
+# ~950 events) took 0.2 ms in the server, and the holders of a conjunction just too sparse
+# for that (a few hundred upcoming) cost the GIN index about as much. The slowest of the
+# bench's 216 cells took 3.18 ms with 6, 3.12 with 12 and 2.75 with 24 at 100 000 events;
+# at 1 000 000 (1-day spans), 4.3 ms with 24 and 5.4 with 48.
+MOST_SPANS = 24
+# The first batch reads this many times the spans the counts say a page needs (the first
+# span is partly before the search's first key); later ones, as many as the matches seen
+# so far say are still needed.
+SPANS_MARGIN = 1.5
 
 # Every connection, the pool's too: autocommit (a method is atomic on its own), dict rows.
 CONNECTION_OPTIONS: dict[str, Any] = {"autocommit": True, "row_factory": dict_row}
@@ -265,47 +245,102 @@ def in_transaction(conn: Connection[DictRow]) -> bool:
     return conn.info.transaction_status == TransactionStatus.INTRANS
 
 
+def expected_holders(plan: TermsPlan) -> float:
+    """How many events the counts say hold one of the plan's conjunctions, each one's terms
+    taken as independent within its location. (The planner takes them as independent across
+    locations too, and guesses far fewer: 41 events for community_@kaohsiung and
+    _price_paid@kaohsiung, which 3 641 hold.) A wrong guess costs another batch, never an
+    answer."""
+    counts = plan.counts
+    every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
+             if term.startswith(search.every_event(search.ANYWHERE))}
+    expected = 0.0
+    for conjunction in plan.conjunctions:
+        located = every.get(conjunction[0].split(search.LOCATION_MARK)[1], 0)
+        if located:
+            expected += located * math.prod(counts.get(term, 0) / located
+                                            for term in conjunction)
+    return expected
+
+
+def every_holder(conjunctions: list[list[str]], first: int, end: int | None, wanted: int
+                 ) -> tuple[str, list[Any]]:
+    """The keys of the first `wanted` events from `first` and before `end` holding every term
+    of one of `conjunctions`: every holder read through the GIN index, then sorted.
+
+    The bounds and the order are on `search_key + 0`, which the key index cannot answer: the
+    planner would otherwise walk that index in order, reading each row's terms from TOAST,
+    for a rare conjunction it takes for a common one (1.3 s for a rare word), or AND a bitmap
+    of every upcoming key (50 000 entries, 7 ms) with a few holders.
+    """
+    bounds = "search_key + 0 >= %s" + ("" if end is None else " AND search_key + 0 < %s")
+    holding = " OR ".join("terms @> %s::text[]" for _ in conjunctions)
+    return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
+            "ORDER BY search_key + 0 LIMIT %s",
+            [first, *([] if end is None else [end]), *conjunctions, wanted])
+
+
+def padded(conjunctions: list[list[str]]) -> list[list[str]]:
+    """The conjunctions all as long as the longest (they are, in practice), for one shape of
+    batch: a term repeated reads the same row again."""
+    width = max(map(len, conjunctions))
+    return [terms + terms[-1:] * (width - len(terms)) for terms in conjunctions]
+
+
+def first_batch(spans_needed: float) -> int:
+    """How many spans the first batch reads, for a page the counts put in `spans_needed`."""
+    return max(2, math.ceil(spans_needed * SPANS_MARGIN))
+
+
 class PostgresIndex:
-    """The search index in PostgreSQL: each event's terms on its row, under a GIN index, and
-    how many events hold each term (`search_terms`); a search reads every holder at once, or
-    window by window of the key index (`_window`)."""
+    """The search index in PostgreSQL: each event's terms on its row, under a GIN index; the
+    same terms as slot postings, span by span of keys (`postings`); and how many events hold
+    each term (`search_terms`). A search reads every holder through the GIN index when they
+    are few or spread thin, else the postings in key order (`_read_matches`)."""
 
     # Its part of the migrations (see `schema`).
-    schema = {"001_schema": (
-        # Start in whole seconds, then a tie number (`storage.search`): start order.
-        "ALTER TABLE events ADD COLUMN search_key bigint NOT NULL UNIQUE",
-        # Made in Python by `storage.search`, as SQLite's index holds them: the same terms
-        # give both backends the same matches.
-        'ALTER TABLE events ADD COLUMN terms text[] COLLATE "C" NOT NULL',
-        # Which events hold all of a conjunction's terms (terms @> ARRAY[...]).
-        "CREATE INDEX events_by_terms ON events USING gin (terms)",
-    )}
+    schema = {
+        "001_schema": (
+            # Start in whole seconds, then a tie number (`storage.search`): start order.
+            "ALTER TABLE events ADD COLUMN search_key bigint NOT NULL UNIQUE",
+            # Made in Python by `storage.search`, as SQLite's index holds them: the same
+            # terms give both backends the same matches.
+            'ALTER TABLE events ADD COLUMN terms text[] COLLATE "C" NOT NULL',
+            # Which events hold all of a conjunction's terms (terms @> ARRAY[...]).
+            "CREATE INDEX events_by_terms ON events USING gin (terms)",
+        ),
+        "007_search_postings": (
+            *postings.SCHEMA,
+            # The events already stored get their postings from the rebuild this asks
+            # `prepare` for (`Records.refresh_search_index`), in the migration's transaction.
+            "UPDATE search_index SET terms_version = 0",
+        ),
+    }
 
-    # Searches whose conjunctions are expected to be held by at most this many events read
-    # them all at once; no window spans fewer events (see `_window`). Tests lower both, to
-    # read small datasets window by window too.
-    read_whole_up_to = 2_000
-    window_floor = 500
-    # A window this wide (a share of all events, past ones too) reads them all at once.
-    widest_window = 0.4
+    # Tests lower these to read a few hundred events every way (see the constants).
+    few_holders = FEW_HOLDERS
+    most_spans = MOST_SPANS
 
     def __init__(self, conn: Connection[DictRow],
                  transaction: Callable[[], AbstractContextManager[Any]]):
         self.conn = conn
         self.transaction = transaction
+        self.postings = SlotPostings(conn)
 
-    # -- upkeep -------------------------------------------------------------------------
+    # -- upkeep (in the transaction writing the events, under the catalog lock) -------------
 
     def row_columns(self, terms: list[str]) -> dict[str, Any]:
         """The terms, on the event's row."""
         return {"terms": terms}
 
     def add(self, indexed: Sequence[Indexed]) -> None:
-        """Count the terms of events whose rows hold them."""
+        """Put events whose rows hold their terms in the postings, and count the terms."""
+        self.postings.add(indexed)
         self._count_terms(Counter(term for _, terms in indexed for term in terms))
 
     def remove(self, indexed: Sequence[Indexed]) -> None:
-        """Count down the terms of events whose rows held them."""
+        """Take events out of the postings, and count down the terms their rows held."""
+        self.postings.remove(indexed)
         removed = Counter(term for _, terms in indexed for term in terms)
         self._count_terms({term: -events for term, events in removed.items()})
 
@@ -326,11 +361,20 @@ class PostgresIndex:
         self.conn.execute("DROP TABLE counted")
 
     def rebuild(self, batches: Iterable[Sequence[Indexed]]) -> None:
-        """Write every event's terms on its row again, batch by batch, and count them again."""
+        """Write every event's terms on its row again and in new postings, batch by batch (in
+        key order, so each batch fills a few spans), and count them again."""
+        # `prepare` runs this under its schema lock; writers on other hosts take this one.
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
+        stored = self.conn.execute("SELECT count(*) AS events, min(search_key) AS first, "
+                                   "max(search_key) AS last FROM events").fetchone()
+        assert stored is not None  # an aggregate's one row
+        self.postings.start_over(span_keys_for(stored["events"], stored["first"],
+                                               stored["last"]))
         with self.conn.cursor() as cursor:
             for batch in batches:
                 cursor.executemany("UPDATE events SET terms = %s WHERE search_key = %s",
                                    [(terms, key) for key, terms in batch])
+                self.postings.add(batch)
         self.conn.execute("DELETE FROM search_terms")
         self.conn.execute("INSERT INTO search_terms (term, events) SELECT term, count(*) "
                           "FROM events, unnest(terms) AS term GROUP BY term")
@@ -345,10 +389,12 @@ class PostgresIndex:
     @guarded
     def analyze(self, command: str) -> None:
         """Refresh the planner's statistics of the search's tables."""
-        for table in ("events", "search_terms"):
+        for table in ("events", "search_terms", "search_spans", "search_postings"):
             self.conn.execute(f"{command} {table}")
 
     # -- reading ------------------------------------------------------------------------
+    # Every statement is prepared: their shapes are few (by the number of terms and
+    # conjunctions), and unprepared the median search took 1.16 times as long.
 
     def counts(self, terms: list[str]) -> dict[str, int]:
         """How many events hold each of `terms` at each location and anywhere
@@ -357,7 +403,7 @@ class PostgresIndex:
         where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
         return {row["term"]: row["events"] for row in self.conn.execute(
             f"SELECT term, events FROM search_terms WHERE {where}",
-            [bound for low_high in ranges for bound in low_high])}
+            [bound for low_high in ranges for bound in low_high], prepare=True)}
 
     def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
         """The page and capped count of `plan`'s matches (read as `_read_matches` says)."""
@@ -366,148 +412,93 @@ class PostgresIndex:
 
     def _read_matches(self, plan: TermsPlan, wanted: int) -> list[int]:
         """The keys of the first `wanted` events holding one of the plan's conjunctions, in
-        key order: all at once when few events hold them, else window by window."""
-        window = self._window(plan, wanted)
-        if window is None:
-            return self._keys_within(plan, plan.first, plan.end, wanted, WHOLE)
-        keys: list[int] = []
-        start, size = plan.first, window.size
+        key order: from the postings when the counts put them within `most_spans` spans,
+        else every holder at once through the GIN index."""
+        spans = self._spans_needed(plan, wanted)
+        if spans is None:
+            return self._keys(*every_holder(plan.conjunctions, plan.first, plan.end, wanted))
+        return self._through_postings(plan, wanted, spans)
+
+    def _spans_needed(self, plan: TermsPlan, wanted: int) -> float | None:
+        """How many spans the counts say hold the `wanted` matches, or None: read every
+        holder (few expected, or more spans than `most_spans`, or no postings)."""
+        expected = expected_holders(plan)
+        if expected <= self.few_holders:
+            return None
+        layout = self.postings.layout()
+        if layout is None:
+            return None
+        # Matches per span: the expected ones spread over every span (past ones too, as the
+        # counts count past events).
+        spans = wanted * layout.spans / expected
+        return spans if spans <= self.most_spans else None
+
+    def _through_postings(self, plan: TermsPlan, wanted: int, spans_needed: float
+                          ) -> list[int]:
+        """The first `wanted` matches from the postings, batch after batch, each sized by the
+        matches per span seen so far; when those say the rest would take more than
+        `most_spans` further spans (the counts' guess can be far off: community and 台北 are
+        rarely in one voice), the rest is every holder after the spans read."""
+        layout = self.postings.layout()
+        assert layout is not None  # `_spans_needed` found it
+        span_keys = layout.span_keys
+        conjunctions = padded(plan.conjunctions)
+        # Each conjunction's next span to read; None once its rarest term has no more.
+        starts: list[int | None] = [plan.first // span_keys] * len(conjunctions)
+        end_span = None if plan.end is None else (plan.end - 1) // span_keys
+        limit = first_batch(spans_needed)
+        found: set[int] = set()
+        read = 0
         while True:
-            stop = self._window_end(start, size, plan.end)
-            keys += self._keys_within(plan, start, stop, wanted - len(keys),
-                                      window.reading if stop is not None else WHOLE)
-            if len(keys) >= wanted or stop is None or stop == plan.end:
-                return keys
-            start, size = stop, size * WINDOW_GROWTH
+            live = [(number, start) for number, start in enumerate(starts) if start is not None]
+            batch = self.postings.read([conjunctions[number] for number, _ in live],
+                                       [start for _, start in live], end_span, limit)
+            found.update(batch.keys)
+            for (number, _), reached in zip(live, batch.reached, strict=True):
+                starts[number] = None if reached is None else reached + 1
+            read += limit
+            # Every match before `bound` is known: each conjunction read up to there.
+            bound = min((start * span_keys for start in starts if start is not None),
+                        default=None)
+            keys = sorted(key for key in found if plan.first <= key
+                          and (plan.end is None or key < plan.end)
+                          and (bound is None or key < bound))
+            if len(keys) >= wanted or bound is None:
+                return keys[:wanted]
+            # The spans the rest would take at the density seen; the GIN index reads it once
+            # enough spans were seen to trust that density.
+            rest = (wanted - len(keys)) * read / max(len(keys), 0.5)
+            if rest > self.most_spans and read >= self.most_spans // 2:
+                return keys + self._keys(*every_holder(plan.conjunctions, bound, plan.end,
+                                                       wanted - len(keys)))
+            limit = min(max(2 * limit, math.ceil(rest * SPANS_MARGIN)), self.most_spans)
 
-    def _window(self, plan: TermsPlan, wanted: int) -> Window | None:
-        """How to read the matches window by window; None: read every holder of the
-        conjunctions at once, through the GIN index, and sort them.
-
-        Reading every holder costs a heap visit each (about 4 µs). A window costs a walk of
-        the key index over its events to find where it ends (well under 1 µs each), then
-        either the GIN lists of the conjunctions' terms (about 0.15 µs an entry) intersected
-        with the window's keys and a heap visit per match, or a walk of the window in key
-        order that reads each event's terms from TOAST (35–40 µs an event) and stops at the
-        last match wanted. So the expected holders decide: how many events hold each
-        conjunction, its terms taken as independent within its location (our exact counts
-        of each term; the planner, which takes the located terms as independent across
-        locations too, guesses far fewer). Up to `read_whole_up_to` holders, or when a
-        window would span most events anyway, all at once; else windows of `WINDOW_MARGIN`
-        times the events expected to hold the wanted matches, walked when walking them costs
-        less than reading the GIN lists (a very common word, alone or with a common filter).
-        bench/README.md ("Reading by our counts") has the figures. The
-        estimate only sizes the window: a wrong one costs another window, never an answer.
-        """
-        counts = plan.counts
-        every = {term.split(search.LOCATION_MARK)[1]: events for term, events in counts.items()
-                 if term.startswith(search.every_event(search.ANYWHERE))}
-        expected = 0.0
-        for conjunction in plan.conjunctions:
-            located = every.get(conjunction[0].split(search.LOCATION_MARK)[1], 0)
-            if located:
-                expected += located * math.prod(counts.get(term, 0) / located
-                                                for term in conjunction)
-        if expected <= self.read_whole_up_to:
-            return None
-        # A window counts every event in key order, whatever its location.
-        events = every.get(search.ANYWHERE, 0)
-        walked = wanted * events / expected
-        size = max(self.window_floor, math.ceil(walked * WINDOW_MARGIN))
-        if size >= events * self.widest_window:
-            return None
-        postings = sum(counts.get(term, 0) for conjunction in plan.conjunctions
-                       for term in conjunction)
-        return Window(size, WALK if walked * WALKED_EVENT_IN_POSTINGS < postings else INTERSECT)
-
-    def _window_end(self, start: int, size: int, end: int | None) -> int | None:
-        """The key `size` events after `start` (an index-only walk of the key index), or
-        `end` when the window would reach it."""
-        row = self.conn.execute(
-            "SELECT search_key FROM events WHERE search_key >= %s "
-            "ORDER BY search_key OFFSET %s LIMIT 1", [start, size], prepare=False).fetchone()
-        if row is None or (end is not None and row["search_key"] >= end):
-            return end
-        return int(row["search_key"])
-
-    def _keys_within(self, plan: TermsPlan, first: int, end: int | None, wanted: int,
-                     reading: str) -> list[int]:
-        """The keys of the first `wanted` events from `first` and before `end` that hold one
-        of the plan's conjunctions, read as `reading` says (`_matches`)."""
-        sql, params = self._matches(plan.conjunctions, first, end, reading)
-        with self._planned_for(reading):
-            return [row["search_key"] for row in self.conn.execute(
-                sql, [*params, wanted], prepare=False)]
-
-    @contextmanager
-    def _planned_for(self, reading: str) -> Iterator[None]:
-        """Statements planned for the way they read (`PLANNER_SETTINGS`), in a transaction
-        of their own when they change the planner's settings. Inside another transaction
-        the settings are put back after: they would outlive the savepoint."""
-        settings = PLANNER_SETTINGS.get(reading)
-        if not settings:
-            yield
-            return
-        previous = ({row["name"]: row["setting"] for row in self.conn.execute(
-            "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)])}
-            if in_transaction(self.conn) else {})
-        with self.transaction():
-            self._set_planner(settings)
-            yield
-            self._set_planner(previous)
-
-    def _set_planner(self, settings: Mapping[str, str]) -> None:
-        """Change planner settings until the transaction ends."""
-        if settings:
-            self.conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(
-                settings)), [part for item in settings.items() for part in item])
+    def _keys(self, sql: str, params: list[Any]) -> list[int]:
+        """The keys a statement reads."""
+        return [row["search_key"] for row in self.conn.execute(sql, params, prepare=True)]
 
     def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
         """The summaries of the events with these search keys, in key order."""
         return [summary_of(row, moment) for row in self.conn.execute(
             f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
-            "ORDER BY e.search_key", [keys])]
-
-    @staticmethod
-    def _matches(conjunctions: list[list[str]], first: int, end: int | None, reading: str
-                 ) -> tuple[str, list[Any]]:
-        """The keys of the events holding every term of one of `conjunctions`, from `first`
-        and before `end`, in key order, up to a last parameter.
-
-        WHOLE and INTERSECT read through the GIN index, then sort: `ORDER BY search_key + 0`
-        keeps the planner from walking the key index in order and decompressing every
-        row's terms, which it may do for a rare conjunction it takes for a common one (a
-        rare word: 1.3 s, bench/README.md). WHOLE's lower bound alone is a filter only
-        (`+ 0` again): its holders are few, and a bitmap of the key index over every
-        upcoming event (50 000 entries, 7 ms) costs far more than the few past holders it
-        would rule out; the planner, which guesses 500 holders for a term outside its most
-        common elements, ANDed that bitmap in. A date range's keys are fewer, and ANDing
-        them in saves the heap visits of the holders outside it (night and community in the
-        next 30 days: 1.9 ms, 4.9 ms as filters). INTERSECT's bounds are a window's: its
-        keys ANDed with the holders. WALK walks the window's keys in order and stops at the
-        last one wanted.
-
-        Run with `prepare=False`: psycopg prepares a statement run five times, and a
-        prepared one may be given a generic plan, blind to the window and the terms."""
-        key = "search_key + 0" if reading == WHOLE and end is None else "search_key"
-        order = "search_key" if reading == WALK else "search_key + 0"
-        bounds = f"{key} >= %s" + (f" AND {key} < %s" if end is not None else "")
-        holding = " OR ".join("terms @> %s::text[]" for _ in conjunctions)
-        params = [first, *([end] if end is not None else []), *conjunctions]
-        return (f"SELECT search_key FROM events WHERE {bounds} AND ({holding}) "
-                f"ORDER BY {order} LIMIT %s", params)
+            "ORDER BY e.search_key", [keys], prepare=True)]
 
     def explain(self, plan: TermsPlan, limit: int, count_cap: int) -> list[str]:
-        """PostgreSQL's plan (EXPLAIN) for reading a search's matches, of its first window
-        when it reads window by window; a line above the plan says how it reads."""
+        """PostgreSQL's plan (EXPLAIN) for reading a search's matches: of every holder, or of
+        the first batch of postings; a line above the plan says which."""
         wanted = needed(limit, 0, count_cap)
-        window = self._window(plan, wanted)
-        end = plan.end if window is None else self._window_end(plan.first, window.size, plan.end)
-        reading = WHOLE if window is None or end is None else window.reading
-        said = ("every holder at once" if window is None else
-                f"window by window, the first {window.size:,} events in key order, "
-                f"{'walked' if window.reading == WALK else 'intersected with the holders'}")
-        sql, params = self._matches(plan.conjunctions, plan.first, end, reading)
-        with self._planned_for(reading):
-            return [f"-- {said}", *(row["QUERY PLAN"] for row in self.conn.execute(
-                f"EXPLAIN {sql}", [*params, wanted], prepare=False))]
+        spans = self._spans_needed(plan, wanted)
+        layout = self.postings.layout()
+        if spans is None or layout is None:
+            said = "every holder at once, through the GIN index"
+            sql, params = every_holder(plan.conjunctions, plan.first, plan.end, wanted)
+        else:
+            batch = first_batch(spans)
+            said = f"slot postings, {batch} spans of each conjunction's rarest term at first"
+            conjunctions = padded(plan.conjunctions)
+            span_keys = layout.span_keys
+            sql, params = postings.statement(
+                conjunctions, [plan.first // span_keys] * len(conjunctions),
+                None if plan.end is None else (plan.end - 1) // span_keys, batch)
+        return [f"-- {said}", *(row["QUERY PLAN"] for row in self.conn.execute(
+            f"EXPLAIN {sql}", params, prepare=False))]

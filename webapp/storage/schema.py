@@ -209,4 +209,7 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         # browser (addresses are kept in one form: the schemas fold case and width).
         "CREATE INDEX registrations_by_email ON registrations (email)",
     ),
+    # PostgreSQL's slot postings of the search terms (`postings`, in `PostgresIndex.schema`):
+    # nothing shared.
+    "007_search_postings": (),
 }
