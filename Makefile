@@ -10,10 +10,12 @@ SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000, with the mail
 ## delivery loop beside it (no mail server needed: each mail becomes instance/mail/<id>.eml)
 # Ctrl-C reaches both (one process group); when gunicorn ends for any reason the loop is told
-# to stop too (SIGTERM: it finishes the mail it is sending) and waited for.
+# to stop too (SIGTERM: it finishes the mail it is sending) and waited for. Reminders of
+# tomorrow's events are queued every hour (`mail remind`; cron does it in production).
 run: install static
 	@$(BIN)/flask --app webapp mail run & mail=$$!; \
-	trap 'kill -TERM $$mail 2>/dev/null; wait $$mail' EXIT; \
+	( while :; do $(BIN)/flask --app webapp mail remind; sleep 3600; done ) & remind=$$!; \
+	trap 'kill -TERM $$mail $$remind 2>/dev/null; wait $$mail' EXIT; \
 	$(BIN)/gunicorn
 
 ## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), lint,

@@ -34,6 +34,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "confirmation_token": "whatever",
     "label": "Ann's laptop",
     "token": "cal_unknown",
+    "signature": "x" * 43,
 }
 
 

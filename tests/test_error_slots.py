@@ -12,6 +12,7 @@ htmx tool form on every page has its slot, beside it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -41,10 +42,8 @@ ANY_VALUE = "nothing-here"
 
 def address(rule: Rule) -> str:
     """The rule's path with a value for each of its arguments."""
-    path = rule.rule
-    for name in rule.arguments:
-        path = path.replace(f"<{name}>", ADDRESS_VALUES.get(name, ANY_VALUE))
-    return path
+    return re.sub(r"<(?:[^<>:]+:)?([^<>:]+)>",
+                  lambda argument: ADDRESS_VALUES.get(argument[1], ANY_VALUE), rule.rule)
 
 
 def action_routes(app) -> list[tuple[str, str, str, tuple[Status, ...]]]:

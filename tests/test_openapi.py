@@ -39,7 +39,7 @@ def test_is_a_valid_openapi_31_document(document):
 
 def openapi_path(rule: str) -> str:
     """A Flask rule as OpenAPI writes a path (`<name>` becomes `{name}`)."""
-    return re.sub(r"<(\w+)>", r"{\1}", rule)
+    return re.sub(r"<(?:[^<>:]+:)?([^<>:]+)>", r"{\1}", rule)
 
 
 def test_documents_every_tool_and_every_human_only_step(app, document):

@@ -1,5 +1,6 @@
 """The site's data commands: `flask --app webapp init-db | import-events | generate-events |
-prune`; the mail group is `mail.commands` (the toolkit adds `flask webmcp lint | manifest`)."""
+prune`; the mail group is `mail.commands`, with `mail remind` added here (it needs the domain
+and the site's addresses); the toolkit adds `flask webmcp lint | manifest`."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .clock import site_today
 from .datasets.importer import ImportProblem
 from .datasets.importer import read_events
 from .datasets.synthetic import generate_events
+from .domain.registration_mail import queue_reminders
 from .mail.commands import mail_group
 from .storage import StorageError
 from .storage.backends import UnservableDatabase
@@ -26,6 +28,7 @@ from .storage.connection import backend
 from .storage.connection import database_location
 from .storage.connection import get_db
 from .storage.connection import prepare_database
+from .web.calls import action_context
 
 GENERATE_BATCH = 5000  # events per progress step
 
@@ -120,6 +123,19 @@ def prune_command(activity_days: int) -> None:
                f"{removed['carried']} result(s) no page took.")
     click.echo(f"Removed {removed['sent_mail']} sent mail(s) older than {keep_sent.days} "
                f"day(s); failed mail stays (`flask mail failed`).")
+
+
+@mail_group.command("remind")
+@with_appcontext
+def remind_command() -> None:
+    """Queue the reminder of every registration whose event starts within a day, in the
+    language it was made in (each registration once, however often this runs: every hour
+    from cron, say; `make run` does)."""
+    prepare_database()
+    # The mail's addresses are made as a request's would be: on SITE_URL when it is set.
+    with current_app.test_request_context(base_url=current_app.config.get("SITE_URL")):
+        queued = queue_reminders(get_db(), action_context(None, source="system"))
+    click.echo(f"{queued} reminder(s) queued.")
 
 
 def init_app(app: Flask) -> None:

@@ -37,3 +37,7 @@ class Pages(Protocol):
         """The absolute address of a sign-in link, in the language of the request that asked
         for it (a mail is read in that language)."""
         ...
+
+    def manage_registration(self, registration_id: str, signature: str, language: str) -> str:
+        """The absolute address of a registration's manage link, in the mail's language."""
+        ...

@@ -11,15 +11,20 @@ retried, one mail of each.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from ..mail.kinds import REGISTRATION_CANCELLED
 from ..mail.kinds import REGISTRATION_CONFIRMED
+from ..mail.kinds import REGISTRATION_REMINDER
 from ..storage import Event
 from ..storage import Registration
 from ..storage import Storage
 from .actions import ActionContext
 from .projections import event_details
+
+# A reminder goes out the day before: within this time of the event's start.
+REMINDED_AHEAD = timedelta(days=1)
 
 
 def event_facts(event: Event, ctx: ActionContext) -> dict[str, Any]:
@@ -32,13 +37,23 @@ def event_facts(event: Event, ctx: ActionContext) -> dict[str, Any]:
     return {**facts, "timeZone": ctx.timezone.key, "url": ctx.pages.event_address(event.id)}
 
 
+def registration_facts(registration: Registration, event: Event, ctx: ActionContext,
+                       language: str) -> dict[str, Any]:
+    """What every mail about a registration says of it: its number, the attendee, the event,
+    and its manage link in the mail's `language` (that registration, from any device,
+    without signing in)."""
+    signature = ctx.manage_links.signature_for(registration.id)
+    return {"registrationId": registration.id, "attendeeName": registration.attendee_name,
+            "manageUrl": ctx.pages.manage_registration(registration.id, signature, language),
+            "event": event_facts(event, ctx)}
+
+
 def queue_registration_confirmed(db: Storage, registration: Registration, event: Event,
                                  ctx: ActionContext) -> bool:
     """Queue the "you are registered" mail, with the registration's number and check-in
     code; call it inside the transaction that creates the registration."""
-    payload = {"registrationId": registration.id, "attendeeName": registration.attendee_name,
-               "checkInCode": ctx.check_in_codes.code_for(registration.id),
-               "event": event_facts(event, ctx)}
+    payload = {**registration_facts(registration, event, ctx, ctx.language),
+               "checkInCode": ctx.check_in_codes.code_for(registration.id)}
     return db.queue_mail(f"registration-confirmed:{registration.id}", registration.email,
                          REGISTRATION_CONFIRMED.name, ctx.language, payload, ctx.now)
 
@@ -47,7 +62,33 @@ def queue_registration_cancelled(db: Storage, registration: Registration, event:
                                  ctx: ActionContext) -> bool:
     """Queue the "your registration is cancelled" mail; call it inside the transaction that
     cancels the registration."""
-    payload = {"registrationId": registration.id, "attendeeName": registration.attendee_name,
-               "event": event_facts(event, ctx)}
+    payload = registration_facts(registration, event, ctx, ctx.language)
     return db.queue_mail(f"registration-cancelled:{registration.id}", registration.email,
                          REGISTRATION_CANCELLED.name, ctx.language, payload, ctx.now)
+
+
+def queue_reminders(db: Storage, ctx: ActionContext) -> int:
+    """Queue the reminder of every active registration whose event starts within
+    REMINDED_AHEAD of `ctx.now`, in the language it was made in; how many were new.
+
+    Each registration is reminded once (its dedupe key), however often this runs: run it
+    every hour or so (`flask mail remind`; `mail run` does it as it goes). A registration
+    made within that last day is not reminded: its confirmation has just arrived. A cancelled
+    registration or a past event is never in the window.
+    """
+    queued = 0
+    events: dict[str, Event | None] = {}
+    for registration in db.registrations_starting(ctx.now, ctx.now + REMINDED_AHEAD):
+        if registration.created_at > registration.event_starts_at - REMINDED_AHEAD:
+            continue
+        if registration.event_id not in events:
+            events[registration.event_id] = db.get_event(registration.event_id)
+        event = events[registration.event_id]
+        if event is None:
+            continue
+        payload = {**registration_facts(registration, event, ctx, registration.language),
+                   "checkInCode": ctx.check_in_codes.code_for(registration.id)}
+        queued += db.queue_mail(f"registration-reminder:{registration.id}", registration.email,
+                                REGISTRATION_REMINDER.name, registration.language, payload,
+                                ctx.now)
+    return queued

@@ -391,3 +391,19 @@ class SignInParams(TypedDict):
     """What `SignInInput` loads."""
 
     token: str
+
+
+class CancelFromMailInput(ToolInput):
+    """Cancelling through a mailed manage link (a person's action): the registration and the
+    signature its address names."""
+
+    registration_id = fields.String(required=True, validate=REGISTRATION_ID)
+    signature = fields.String(required=True, validate=WholeMatch(
+        r"^[A-Za-z0-9_-]{43}$", error=_l("Not a valid link.")))
+
+
+class CancelFromMailParams(TypedDict):
+    """What `CancelFromMailInput` loads."""
+
+    registration_id: str
+    signature: str

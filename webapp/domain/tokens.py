@@ -66,3 +66,27 @@ class CheckInCodes:
                           hashlib.sha256).digest()
         letters = base64.b32encode(digest).decode()[:CHECK_IN_LETTERS]
         return "-".join(letters[start:start + 4] for start in range(0, CHECK_IN_LETTERS, 4))
+
+
+@dataclass(frozen=True)
+class ManageLinks:
+    """The signature in a registration's manage link, mailed with every mail about it: an
+    HMAC of the registration's id with the site's secret.
+
+    Whoever can read the mail may see that registration and cancel it (through the review
+    and single-use confirmation every cancellation takes) from any device, without signing
+    in: a registration belongs to the address it was made with. Derived, like check-in codes,
+    and with a purpose of its own in the HMAC: a check-in code shown at the door cancels
+    nothing."""
+
+    secret: bytes
+
+    def signature_for(self, registration_id: str) -> str:
+        """The signature a manage link of this registration carries."""
+        digest = hmac.new(self.secret, b"manage:" + registration_id.encode(),
+                          hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def signs(self, registration_id: str, signature: str) -> bool:
+        """Whether `signature` is this registration's."""
+        return hmac.compare_digest(signature, self.signature_for(registration_id))

@@ -74,6 +74,14 @@ REGISTRATION_CANCELLED = MailKind(
                               title=payload["event"]["title"]),
 )
 
+REGISTRATION_REMINDER = MailKind(
+    name="registration_reminder",
+    # Translators: the subject of the reminder mailed the day before an event.
+    subject=lambda payload: _("Tomorrow: %(title)s", title=payload["event"]["title"]),
+    images=check_in_qr,
+    attachments=event_calendar,
+)
+
 SIGN_IN_LINK = MailKind(
     name="sign_in_link",
     # Translators: the subject of the mail carrying a sign-in link.
@@ -82,7 +90,7 @@ SIGN_IN_LINK = MailKind(
 )
 
 KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
-                                      SIGN_IN_LINK)}
+                                      REGISTRATION_REMINDER, SIGN_IN_LINK)}
 
 
 def kind_named(name: str) -> MailKind:

@@ -101,6 +101,7 @@ class Registration:
     event_title: str
     event_starts_at: datetime
     cancelled_at: datetime | None = None
+    language: str = "zh-TW"  # the BCP 47 tag of the page it was made on: its mail speaks it
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,9 @@ class Storage(Protocol):
 
     def visitor_registrations(self, visitor_id: str) -> list[Registration]: ...
 
+    def registrations_starting(self, after: datetime, before: datetime
+                               ) -> list[Registration]: ...
+
     def cancel_registration(self, registration_id: str, now: datetime) -> None: ...
 
     # confirmations
@@ -342,6 +346,8 @@ class Storage(Protocol):
     def end_session(self, id_hash: str) -> None: ...
 
     def end_every_session(self, account_id: str) -> int: ...
+
+    def adopt_registration(self, registration_id: str, visitor_id: str) -> bool: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

@@ -74,6 +74,10 @@ JOIN_ACCOUNT = (
     "(SELECT 1 FROM calendar_feeds mine WHERE mine.visitor_id = :to)",
 )
 
+# A registration joins the visitor of a browser that holds its manage link (`adopt`).
+ADOPT_REGISTRATION = ("UPDATE registrations SET visitor_id = :to WHERE id = :id "
+                      f"AND NOT ({ACTIVE_ALREADY})")
+
 
 def account_of(row: Row, dialect: Dialect) -> Account:
     """An account from its row (with its session's times, when read through one)."""
@@ -177,3 +181,10 @@ class AccountRecords:
     def end_every_session(self, account_id: str) -> int:
         """Sign the account out on every device; how many sessions ended."""
         return self._run(END_EVERY_SESSION, {"account_id": account_id})
+
+    @guarded
+    def adopt_registration(self, registration_id: str, visitor_id: str) -> bool:
+        """Make a registration this visitor's: its manage link was followed in their browser
+        (the mailbox it was sent to is the owner's proof, as for signing in). False when the
+        visitor already holds an active registration for that event."""
+        return self._run(ADOPT_REGISTRATION, {"id": registration_id, "to": visitor_id}) == 1

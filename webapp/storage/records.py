@@ -105,6 +105,7 @@ def registration_of(row: Row, moment: Moment) -> Registration:
         cancelled_at=moment(row["cancelled_at"]) if row["cancelled_at"] else None,
         event_title=row["event_title"],
         event_starts_at=moment(row["event_starts_at"]),
+        language=row["language"],
     )
 
 
@@ -175,8 +176,12 @@ SAVED_EVENTS = (f"SELECT {EVENT_COLUMNS} FROM saved_events s JOIN events e ON e.
 IS_SAVED = "SELECT 1 FROM saved_events WHERE visitor_id = :visitor_id AND event_id = :event_id"
 CREATE_REGISTRATION = (
     "INSERT INTO registrations (id, event_id, visitor_id, attendee_name, email, state, "
-    "created_at) VALUES (:id, :event_id, :visitor_id, :attendee_name, :email, :state, "
-    ":created_at)")
+    "created_at, language) VALUES (:id, :event_id, :visitor_id, :attendee_name, :email, "
+    ":state, :created_at, :language)")
+# Active registrations whose event starts in [:after, :before).
+REGISTRATIONS_STARTING = (f"{REGISTRATION_SELECT} WHERE r.state = 'active' "
+                          "AND e.starts_at >= :after AND e.starts_at < :before "
+                          "ORDER BY e.starts_at, r.id")
 ACTIVE_REGISTRATION = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id "
                        "AND r.event_id = :event_id AND r.state = 'active'")
 EMAIL_REGISTERED = ("SELECT 1 FROM registrations WHERE event_id = :event_id AND state = 'active' "
@@ -507,7 +512,17 @@ class Records(OutboxRecords, AccountRecords):
             "email": registration.email,
             "state": registration.state,
             "created_at": self.dialect.moment_in(registration.created_at),
+            "language": registration.language,
         })
+
+    @guarded
+    def registrations_starting(self, after: datetime, before: datetime
+                               ) -> list[Registration]:
+        """Active registrations for events starting from `after` until `before`, soonest
+        first."""
+        moment_in = self.dialect.moment_in
+        return [registration_of(row, self.dialect.moment_out) for row in self._rows(
+            REGISTRATIONS_STARTING, {"after": moment_in(after), "before": moment_in(before)})]
 
     @guarded
     def active_registration(self, visitor_id: str, event_id: str) -> Registration | None:

@@ -212,4 +212,9 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     # PostgreSQL's slot postings of the search terms (`postings`, in `PostgresIndex.schema`):
     # nothing shared.
     "007_search_postings": (),
+    # The language a person registered in: later mail about the registration (a reminder)
+    # speaks it. Registrations from before it was kept were made, by default, in Chinese.
+    "008_registration_language": (
+        "ALTER TABLE registrations ADD COLUMN language text NOT NULL DEFAULT 'zh-TW'",
+    ),
 }

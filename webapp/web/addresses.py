@@ -54,3 +54,8 @@ class SitePages:
     def sign_in_link(self, token: str, language: str) -> str:
         """The full address of a sign-in link, under the language's prefix."""
         return external_url_for("accounts.link", token=token, lang_code=language)
+
+    def manage_registration(self, registration_id: str, signature: str, language: str) -> str:
+        """The full address of a registration's manage link, under the language's prefix."""
+        return external_url_for("registrations.manage", registration_id=registration_id,
+                                signature=signature, lang_code=language)

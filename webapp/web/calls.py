@@ -26,6 +26,7 @@ from ..clock import site_timezone
 from ..domain.actions import ActionContext
 from ..domain.actions import SiteAction
 from ..domain.tokens import CheckInCodes
+from ..domain.tokens import ManageLinks
 from ..domain.tokens import ReviewTokens
 from ..storage import Activity
 from ..storage import StorageError
@@ -50,6 +51,7 @@ def action_context(visitor_id: str | None, source: str = "human") -> ActionConte
         connection_lifetime=timedelta(seconds=int(config["AGENT_CONNECTION_TTL"])),
         review_tokens=ReviewTokens(_secret()),
         check_in_codes=CheckInCodes(_secret()),
+        manage_links=ManageLinks(_secret()),
         language=current_language().code,
         account=g.get("account"),
         session_hash=session_hash(),

@@ -171,6 +171,31 @@ def pending() -> Response:
                                      reviews=reviews))
 
 
+MANAGE_PATH = "/registrations/<registration_id:registration_id>/manage/<signature>"
+
+
+@page_route(bp, MANAGE_PATH, "cancel_from_mail")
+def manage(registration_id: str, signature: str) -> Response:
+    """A registration from the manage link of a mail, on any device; a GET changes nothing."""
+    db = get_db()
+    shown = actions.mailed_registration(db, registration_id, signature,
+                                        action_context(live_visitor(db)))
+    if shown is None:
+        return render_error(not_found("cancel_from_mail", _(
+            "This link leads to no registration. Use the link of the latest mail about it.")))
+    return with_vary(render_template("registrations/manage.html", result=page_result(),
+                                     registration=shown, signature=signature))
+
+
+@human_route(bp, MANAGE_PATH, actions.cancel_from_mail, methods=("POST",))
+def cancel_from_mail(registration_id: str, signature: str) -> Response:
+    """Cancel from a mailed link: the review of the cancellation, to confirm."""
+    result = run_tool(bound={"registration_id": registration_id,
+                             "signature": signature}).result
+    return render_post_result(result, "error.html", "registrations/_manage_result.html",
+                              redirect_to=url_for(".pending"), values={}, errors={})
+
+
 @page_route(bp, "/registrations/<registration_id:registration_id>", "view_registration")
 def registration(registration_id: str) -> Response:
     """One of the visitor's registrations (another visitor's is not found)."""

@@ -8,6 +8,7 @@ describes one route from the marshmallow schema that validates it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -182,11 +183,13 @@ def _converter_of(plugin: MarshmallowPlugin) -> OpenAPIConverter:
     return plugin.converter
 
 
+# A variable part of a Werkzeug rule: `<name>`, `<converter:name>`, `<converter(args):name>`.
+RULE_ARGUMENT = re.compile(r"<(?:[^<>:]+:)?([^<>:]+)>")
+
+
 def _openapi_path(rule: Rule) -> str:
-    path = rule.rule
-    for argument in rule.arguments:
-        path = path.replace(f"<{argument}>", f"{{{argument}}}")
-    return path
+    # `<name>` and `<converter:name>` (a converter of the app's own, say) both become `{name}`.
+    return RULE_ARGUMENT.sub(r"{\1}", rule.rule)
 
 
 def statuses(*words: str) -> tuple[Status, ...]:

@@ -28,6 +28,7 @@ from ...storage import Account
 from ...storage import Storage
 from ..pages import Pages
 from ..tokens import CheckInCodes
+from ..tokens import ManageLinks
 from ..tokens import ReviewTokens
 
 
@@ -50,6 +51,9 @@ class ActionContext:
     # Made with the site's secret by the web layer, like `review_tokens`.
     check_in_codes: CheckInCodes = field(
         default_factory=lambda: CheckInCodes(secrets.token_bytes(32)))
+    # Made with the site's secret by the web layer, like `review_tokens`.
+    manage_links: ManageLinks = field(
+        default_factory=lambda: ManageLinks(secrets.token_bytes(32)))
     # The language of the request (a BCP 47 tag, "zh-TW" or "en"): mail it queues is
     # written in it.
     language: str = "zh-TW"

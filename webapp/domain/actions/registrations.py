@@ -46,6 +46,8 @@ from ..projections import registration_summary
 from ..projections import registration_view
 from ..registration_mail import queue_registration_cancelled
 from ..registration_mail import queue_registration_confirmed
+from ..schemas import CancelFromMailInput
+from ..schemas import CancelFromMailParams
 from ..schemas import ConfirmCancellationInput
 from ..schemas import ConfirmCancellationParams
 from ..schemas import ConfirmInput
@@ -232,7 +234,7 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
             visitor_id=confirmation.visitor_id,
             attendee_name=confirmation.payload["attendeeName"],
             email=confirmation.payload["email"], state="active", created_at=ctx.now,
-            event_title=event.title, event_starts_at=event.starts_at)
+            event_title=event.title, event_starts_at=event.starts_at, language=ctx.language)
         db.create_registration(registration)
         db.use_confirmation(confirmation.token_hash, ctx.now)
         # In the same transaction: the mail is queued exactly when the seat is taken.
@@ -262,6 +264,38 @@ def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
                          next_action=_("Use an id from the list on this page; never guess ids."))
     if registration.state != "active":
         return conflict(name, _("This registration is already cancelled."))
+    return _hold_cancellation(db, ctx, name, registration)
+
+
+@logged_as(_l("Cancel from a mailed link"),
+           _l("%(who)s opened “%(title)s” from a mailed link to cancel it: "
+              "waiting for you to confirm"))
+@human_action("cancel_from_mail", schema=CancelFromMailInput,
+              answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
+def cancel_from_mail(db: Storage, params: CancelFromMailParams, ctx: ActionContext
+                     ) -> ToolResult:
+    """Cancel through the manage link of a mail, on any device: the registration joins this
+    browser (the link proves the mailbox, as a sign-in link does), then waits for the person
+    to confirm its cancellation like any other."""
+    name = "cancel_from_mail"
+    assert ctx.visitor_id is not None, "cancelling needs a visitor"
+    registration = db.get_registration(params["registration_id"])
+    if registration is None or not ctx.manage_links.signs(registration.id,
+                                                          params["signature"]):
+        return not_found(name, _("This link leads to no registration. Use the link of the "
+                                 "latest mail about it."))
+    if registration.state != "active":
+        return conflict(name, _("This registration is already cancelled."))
+    if (registration.visitor_id != ctx.visitor_id
+            and not db.adopt_registration(registration.id, ctx.visitor_id)):
+        return conflict(name, _("This browser already holds another registration for this "
+                                "event: cancel it under “My registrations”."))
+    return _hold_cancellation(db, ctx, name, registration)
+
+
+def _hold_cancellation(db: Storage, ctx: ActionContext, name: str,
+                       registration: Registration) -> ToolResult:
+    """Hold a registration's cancellation for the person to confirm."""
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_CANCELLATION, target=registration.id,
         payload={}, review=cancellation_review(registration, ctx),
@@ -381,6 +415,15 @@ def registration_details(db: Storage, registration_id: str, ctx: ActionContext
                          ) -> dict[str, Any] | None:
     """One of the visitor's registrations as its page shows it (another visitor's is None)."""
     found = own_registration(db, registration_id, ctx.visitor_id)
+    return registration_summary(found, ctx.timezone) if found else None
+
+
+def mailed_registration(db: Storage, registration_id: str, signature: str,
+                        ctx: ActionContext) -> dict[str, Any] | None:
+    """The registration a manage link shows (None when the link's signature is not its)."""
+    if not ctx.manage_links.signs(registration_id, signature):
+        return None
+    found = db.get_registration(registration_id)
     return registration_summary(found, ctx.timezone) if found else None
 
 
