@@ -89,7 +89,7 @@ def press_sign_in(person: Visitor, link: str):
 
 def sign_in(app, inbox: Inbox, person: Visitor, email: str) -> None:
     answer = press_sign_in(person, ask_for_link(app, inbox, person, email))
-    assert answer.status_code == 303 and answer.headers["Location"].endswith("/account")
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/registrations")
 
 
 def signed_in_as(person: Visitor) -> str | None:

@@ -58,6 +58,7 @@ PAGES = (
     Page("registration", f"/zh-TW/events/{FREE_EVENT}/register", indexed=False),
     Page("pending review", "/zh-TW/registrations/pending", personal=True, indexed=False),
     Page("registrations", "/zh-TW/registrations", personal=True, indexed=False),
+    Page("sign in", "/zh-TW/sign-in", indexed=False),
 )
 
 

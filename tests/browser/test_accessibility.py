@@ -1,6 +1,7 @@
 """axe-core finds nothing in the states people reach, at desktop and phone sizes: a refused
 search, the lists, a preview, the event page, a refused form, the review, the confirmation,
-the modal cancel dialog, the calendar address.
+the modal cancel dialog, the calendar address; signing in (the page, a refused address, a link
+sent, a link that no longer works).
 
 axe runs in the page through Playwright (axe-playwright-python bundles axe-core), so it needs
 JavaScript: the states are reached with it on (a tab without it cannot run axe at all).
@@ -74,9 +75,25 @@ def search_and_look(tab: Tab) -> Iterator[str]:
     yield "a saved event's page"
 
 
+def sign_in(tab: Tab) -> Iterator[str]:
+    tab.open("/sign-in")
+    yield "the sign-in page"
+    address = tab.page.get_by_role("textbox", name=tab.text("E-mail"))
+    address.fill("ann@example")  # the browser lets it through
+    tab.press(tab.text("Mail me a sign-in link"),
+              then_shows=tab.text("Enter an e-mail address such as name@example.com."))
+    yield "a refused address"
+    address.fill(unique_email())
+    tab.press(tab.text("Mail me a sign-in link"), then_shows=tab.text("Sign in"))
+    tab.page.locator(".notice--ok").wait_for()
+    yield "a link sent"
+    tab.open("/sign-in/a-link-that-never-was")
+    yield "a link that no longer works"
+
+
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("walk", [search_and_look, register_and_review],
-                         ids=["finding", "registering"])
+@pytest.mark.parametrize("walk", [search_and_look, register_and_review, sign_in],
+                         ids=["finding", "registering", "signing in"])
 def test_axe_finds_nothing(js_tab: Tab, size: str, walk: Callable[[Tab], Iterator[str]]):
     js_tab.page.set_viewport_size(SIZES[size])
     found = {state: violations(js_tab) for state in walk(js_tab)}

@@ -75,7 +75,8 @@ def sign_in(db: Storage, params: SignInParams, ctx: ActionContext) -> ToolResult
                          ends_by=ctx.now + ctx.session_lifetime, joining=ctx.visitor_id)
     return ToolResult(
         action="sign_in", status=Status.SUCCESS,
-        message=_("You are signed in as %(email)s.", email=email),
+        message=_("You are signed in as %(email)s. Every registration made with this "
+                  "address is listed under “My registrations”, from any browser.", email=email),
         data={"email": email}, target=account.id,
         page_only={"session_id": session_id, "visitor_id": account.visitor_id})
 
