@@ -89,7 +89,7 @@ def starts_at(visitor, event_id: str) -> datetime:
 def remind(app) -> str:
     result = app.test_cli_runner().invoke(args=["mail", "remind"])
     assert result.exit_code == 0, result.output
-    return result.output
+    return str(result.output)
 
 
 def test_a_reminder_goes_once_the_day_before_in_the_registrations_language(
