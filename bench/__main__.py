@@ -22,6 +22,7 @@ from . import backends
 from . import floors
 from . import growth
 from . import lighthouse
+from . import mail
 from . import matrix
 from . import pages
 from . import payload
@@ -46,7 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
-    parser.add_argument("--only", choices=["matrix", "lighthouse"],
+    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail"],
                         help="measure only this table (printed, not saved: latest.json keeps "
                              "whole runs)")
     args = parser.parse_args()
@@ -55,6 +56,9 @@ def main() -> None:
         return
     if args.only == "lighthouse":
         only_lighthouse()
+        return
+    if args.only == "mail":
+        only_mail(args.rounds)
         return
     # Table 11 comes last and the tables are printed at the end: without Lighthouse a run
     # would measure for ten minutes and keep nothing.
@@ -100,6 +104,8 @@ def main() -> None:
             print("4: writes under contention…", flush=True)
             results["writes"] = writes.measure(base, contended)
     results["postgresql"] = backends.measure_postgres(args.rounds)
+    print("12: what mail costs…", flush=True)
+    results["mail"] = mail.measure(args.rounds)
     print("11: Lighthouse performance…", flush=True)
     results["lighthouse"] = lighthouse.measure()
     results["machine"]["loadAfter"] = load_average()
@@ -126,6 +132,16 @@ def only_lighthouse() -> None:
     found = lighthouse.measure()
     print(f"load {load_average()} after\n")
     print(report.lighthouse_table(found))
+
+
+def only_mail(rounds: int) -> None:
+    """Table 12 alone, on both backends: a confirmation with its mail and without, and the
+    delivery loop's throughput."""
+    print(f"load {load_average()} before", flush=True)
+    started = time.monotonic()
+    found = mail.measure(rounds)
+    print(f"load {load_average()} after ({time.monotonic() - started:.0f} s)\n")
+    print(mail.tables(found))
 
 
 if __name__ == "__main__":

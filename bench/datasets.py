@@ -98,11 +98,11 @@ def postgres_dataset(count: int) -> str:
 
 
 @contextmanager
-def postgres_working_copy(count: int) -> Iterator[str]:
+def postgres_working_copy(count: int, label: str = "") -> Iterator[str]:
     """A copy of the `count` events PostgreSQL database for one server to write to, dropped
-    at the end; yields its URL."""
+    at the end; yields its URL. Copies open at once need their own `label`s."""
     source = postgres_dataset(count)
-    copy = f"webmcp_bench_run_{os.getpid()}_{count}"
+    copy = f"webmcp_bench_run_{os.getpid()}_{count}{label}"
     with psycopg.connect(MAINTENANCE, autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
             sql.Identifier(copy)))

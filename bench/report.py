@@ -244,6 +244,10 @@ def render(results: dict[str, Any]) -> str:
                                  "PostgreSQL": results["postgresql"]}))
     if "lighthouse" in results:
         out.append(lighthouse_table(results["lighthouse"]))
+    if "mail" in results:
+        from .mail import tables as mail_tables
+
+        out.append(mail_tables(results["mail"]))
     out.append(table("Goals", ["goal", "measured", "met"],
                      [[goal, figure, "yes" if met else "NO"]
                       for goal, figure, met in goals(results)]))
