@@ -9,6 +9,7 @@ what it is given), so each test also reads the mail a person would.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from email.message import EmailMessage
 
 import pytest
@@ -230,3 +231,68 @@ def test_links_to_one_address_are_limited_whoever_asks(app, visitor, other_visit
     assert statuses == [200, 200, 429]
     assert visitor.post(NOT_SIGNED_IN, {"email": unique_email()},
                         headers=JSON).status_code == 200
+
+
+def test_the_registration_form_says_how_personal_data_is_used(visitor):
+    page = visitor.get("/en/events/evt-webmcp-intro/register").get_data(as_text=True)
+    assert "Personal Data Protection Act, Art. 8" in page
+    assert "Until 90 days after the event" in page
+
+
+def test_a_signed_in_person_downloads_what_the_site_holds_of_them(app, inbox, visitor):
+    assert visitor.get("/en/account/data").status_code == 303  # nobody to download yet
+    registered = visitor.register()["id"]
+    visitor.save()
+    sign_in(app, inbox, visitor, visitor.email)
+    answer = visitor.get("/en/account/data")
+    assert answer.status_code == 200 and "attachment" in answer.headers["Content-Disposition"]
+    data = answer.get_json()
+    assert data["account"]["email"] == visitor.email
+    assert [r["id"] for r in data["registrations"]] == [registered]
+    assert data["registrations"][0]["email"] == visitor.email
+    assert [e["id"] for e in data["savedEvents"]] == ["evt-webmcp-intro"]
+
+
+def test_deleting_an_account_gives_seats_back_and_keeps_no_name(app, inbox, visitor,
+                                                                 other_visitor):
+    registered = visitor.register()["id"]
+    seats = visitor.seats()
+    sign_in(app, inbox, other_visitor, visitor.email)
+    refused = other_visitor.post("/en/account/delete", {"email": unique_email()})
+    assert refused.status_code == 422 and visitor.email in refused.get_data(as_text=True)
+    deleted = other_visitor.post("/en/account/delete", {"email": visitor.email})
+    assert deleted.status_code == 303
+    other_visitor.new_session()
+    assert signed_in_as(other_visitor) is None
+    assert visitor.seats() == seats + 1
+    with app.app_context():
+        storage = open_storage()
+        try:
+            kept = storage.get_registration(registered)
+        finally:
+            storage.close()
+    assert kept is not None and kept.state == "cancelled"
+    assert (kept.attendee_name, kept.email) == ("", "")
+    # Signing in again with the address finds an empty account.
+    sign_in(app, inbox, other_visitor, visitor.email)
+    assert registration_ids(other_visitor) == set()
+
+
+def test_attendees_are_erased_some_days_after_their_event(app, visitor):
+    registered = visitor.register()["id"]
+    ends = datetime.fromisoformat(
+        visitor.get("/events/evt-webmcp-intro", headers=JSON).get_json()["data"]["event"][
+            "endsAt"])
+    clock = app.config["CLOCK"]
+    clock.advance(seconds=(ends - clock()).total_seconds() + 89 * 86400)
+    runner = app.test_cli_runner()
+    assert "of 0 attendee(s)" in runner.invoke(args=["prune"]).output
+    clock.advance(days=1, seconds=1)
+    assert "of 1 attendee(s)" in runner.invoke(args=["prune"]).output
+    with app.app_context():
+        storage = open_storage()
+        try:
+            kept = storage.get_registration(registered)
+        finally:
+            storage.close()
+    assert kept is not None and (kept.attendee_name, kept.email) == ("", "")

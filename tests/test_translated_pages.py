@@ -80,6 +80,7 @@ def what_people_read(html: str) -> list[str]:
             text = text.replace(written, " ")
         text = re.sub(r"\b(?:evt|reg)-[A-Za-z0-9_-]+", " ", text)  # ids
         text = CHECK_IN_CODE.sub(" ", text)
+        text = re.sub(r"\bC\d{3}\b", " ", text)  # the Act's codes of personal data (C001)
         text = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", " ", text)  # tool names, as agents call them
         text = re.sub(r"https?://\S+", " ", text)  # full addresses (a mailed link)
         text = re.sub(r"/[\w/-]*", " ", text)  # addresses

@@ -110,7 +110,8 @@ def generate_events_command(count: int, seed: int, database: str | None) -> None
 def prune_command(activity_days: int) -> None:
     """Delete expired confirmations (after a day), old activity, visitors whose session
     ended with no active registration (with what was theirs), expired agent connections,
-    results no page took in time and mail sent more than MAIL_KEEP_SENT_DAYS ago; run it
+    results no page took in time and mail sent more than MAIL_KEEP_SENT_DAYS ago, and erase
+    the name and address of attendees ATTENDEE_RETENTION_DAYS after their event; run it
     daily (cron)."""
     now = site_now()
     keep_sent = timedelta(days=int(current_app.config["MAIL_KEEP_SENT_DAYS"]))
@@ -123,6 +124,10 @@ def prune_command(activity_days: int) -> None:
                f"{removed['carried']} result(s) no page took.")
     click.echo(f"Removed {removed['sent_mail']} sent mail(s) older than {keep_sent.days} "
                f"day(s); failed mail stays (`flask mail failed`).")
+    retention = timedelta(days=int(current_app.config["ATTENDEE_RETENTION_DAYS"]))
+    erased = get_db().anonymize_attendees(ended_before=now - retention)
+    click.echo(f"Erased the name and address of {erased} attendee(s) of events that ended "
+               f"more than {retention.days} day(s) ago (the registrations stay, counted).")
 
 
 @mail_group.command("remind")

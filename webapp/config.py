@@ -52,6 +52,9 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # a signed-in browser stays so while used at least every SESSION_IDLE seconds, and
         # SESSION_LIFETIME seconds at most (then the person signs in again).
         "SIGN_IN_LINK_TTL": 15 * 60,
+        # Taiwan's Personal Data Protection Act: an attendee's name and address are erased
+        # this many days after the event (`flask prune`); the counts stay.
+        "ATTENDEE_RETENTION_DAYS": 90,
         "SESSION_IDLE": 12 * 3600,
         "SESSION_LIFETIME": 7 * 24 * 3600,
         # Tool inputs are a few short fields: refuse anything bigger before reading it.

@@ -6,9 +6,9 @@ register and confirm, cancel, the saved list. Then every declared route (see
 `webmcp.routes`) the walk did not reach is visited too, as a page and as a partial, with
 input made from its action's schema: a new tool route is checked without editing this file.
 Every HTML answer (page or htmx partial) is kept with the templates that rendered it, and so
-is the HTML of every mail the walk queued (a registration confirmed, one cancelled): mail is
-no page, but it is the site's HTML too, and a new kind of mail is checked once the walk makes
-one.
+is the HTML of every mail the walk queued (a registration confirmed, its reminder, one
+cancelled, a sign-in link): mail is no page, but it is the site's HTML too, and a new kind of
+mail is checked once the walk makes one.
 
 The walk is made once in each of the site's languages (English first, so the manifest reads
 in the catalog's source language), each time by a new visitor of a new copy of the site.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from dataclasses import replace
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -75,13 +76,20 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
 def _queued_mail(sandbox: Flask, prefix: str) -> list[RenderedPage]:
     """The HTML part of every mail queued in the sandbox, as a page in the walk's language
     (checked as if shown at its home page: a mail has no address of its own)."""
+    from ..mail.kinds import REGISTRATION_CONFIRMED
+    from ..mail.kinds import REGISTRATION_REMINDER
     from ..mail.kinds import kind_named
     from ..mail.message import build_message
     from ..storage.connection import get_db
 
     now = sandbox.config["CLOCK"]()
     pages = []
-    for mail in get_db().claim_mail(now, timedelta(minutes=5), limit=100):
+    queued = get_db().claim_mail(now, timedelta(minutes=5), limit=100)
+    # The reminder (queued the day before an event, which the walk never reaches) says what
+    # the confirmation says: it is rendered from the confirmation's payload.
+    reminders = [replace(mail, kind=REGISTRATION_REMINDER.name) for mail in queued
+                 if mail.kind == REGISTRATION_CONFIRMED.name]
+    for mail in queued + reminders:
         body = build_message(mail, now).get_body(preferencelist=("html",))
         assert isinstance(body, EmailMessage)  # a mail's HTML part is one
         pages.append(RenderedPage(url=f"{prefix}/", rule=None, html=body.get_content(),

@@ -407,3 +407,18 @@ class CancelFromMailParams(TypedDict):
 
     registration_id: str
     signature: str
+
+
+class DeleteAccountInput(ToolInput):
+    """Deleting one's account (a person's action): the account's address, typed again to say
+    this is meant."""
+
+    email = EmailAddress(
+        required=True, validate=length(max=254),
+        metadata={"label": _l("Your e-mail address, to confirm"), "autocomplete": "off"})
+
+
+class DeleteAccountParams(TypedDict):
+    """What `DeleteAccountInput` loads."""
+
+    email: str

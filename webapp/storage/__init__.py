@@ -349,6 +349,16 @@ class Storage(Protocol):
 
     def adopt_registration(self, registration_id: str, visitor_id: str) -> bool: ...
 
+    def forget_account(self, account: Account, now: datetime) -> None:
+        """Delete an account and its owner's data: upcoming seats given back, registrations
+        without name or address (counted still), the rest deleted; one transaction."""
+        ...
+
+    def anonymize_attendees(self, ended_before: datetime) -> int:
+        """Erase the name and address of every attendee of an event that ended before
+        `ended_before` (registrations stay, counted); how many were erased."""
+        ...
+
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,
               visitors_before: datetime, sent_mail_before: datetime) -> dict[str, int]: ...

@@ -78,6 +78,23 @@ JOIN_ACCOUNT = (
 ADOPT_REGISTRATION = ("UPDATE registrations SET visitor_id = :to WHERE id = :id "
                       f"AND NOT ({ACTIVE_ALREADY})")
 
+# Deleting an account (`forget_account`): seats of events still to come are given back, every
+# registration made by it or with its address keeps no name or address (the counts stay), and
+# everything else of it goes, mail to the address included (but what a sender holds now).
+FORGET_ACCOUNT = (
+    "UPDATE registrations SET state = 'cancelled', cancelled_at = :now "
+    "WHERE (visitor_id = :visitor OR email = :email) AND state = 'active' "
+    "AND event_id IN (SELECT id FROM events WHERE starts_at > :now)",
+    "UPDATE registrations SET attendee_name = '', email = '' "
+    "WHERE visitor_id = :visitor OR email = :email",
+    *(f"DELETE FROM {table} WHERE visitor_id = :visitor" for table in (
+        "saved_events", "confirmations", "agent_connections", "calendar_feeds", "activity")),
+    "DELETE FROM account_sessions WHERE account_id = :account",
+    "DELETE FROM sign_in_links WHERE email = :email",
+    "DELETE FROM outbox WHERE recipient = :email AND state <> 'sending'",
+    "DELETE FROM accounts WHERE id = :account",
+)
+
 
 def account_of(row: Row, dialect: Dialect) -> Account:
     """An account from its row (with its session's times, when read through one)."""
@@ -188,3 +205,12 @@ class AccountRecords:
         (the mailbox it was sent to is the owner's proof, as for signing in). False when the
         visitor already holds an active registration for that event."""
         return self._run(ADOPT_REGISTRATION, {"id": registration_id, "to": visitor_id}) == 1
+
+    @guarded
+    def forget_account(self, account: Account, now: datetime) -> None:
+        """Delete an account and what it holds of its owner (`FORGET_ACCOUNT`), at once."""
+        with self.transaction():
+            for statement in FORGET_ACCOUNT:
+                self._run(statement, {"visitor": account.visitor_id, "email": account.email,
+                                      "account": account.id,
+                                      "now": self.dialect.moment_in(now)})

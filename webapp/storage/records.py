@@ -225,6 +225,10 @@ PRUNE_CONNECTIONS = "DELETE FROM agent_connections WHERE expires_at < :before"
 PRUNE_CARRIED = "DELETE FROM carried_results WHERE expires_at < :before"
 # Sent mail only: a failed one stays for `flask mail failed`, a waiting one is still to go.
 PRUNE_SENT_MAIL = "DELETE FROM outbox WHERE state = 'sent' AND sent_at < :before"
+# Attendees of events that ended before `:before` keep no name or address (the counts stay).
+ANONYMIZE_ATTENDEES = ("UPDATE registrations SET attendee_name = '', email = '' "
+                       "WHERE email <> '' AND event_id IN "
+                       "(SELECT id FROM events WHERE ends_at < :before)")
 # Visitors whose session ended before `:before` and who hold no seat.
 # An account's visitor is never idle: it is the account's for as long as the account is.
 IDLE_VISITORS = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
@@ -701,6 +705,12 @@ class Records(OutboxRecords, AccountRecords):
             RECENT_ACTIVITY, {"visitor_id": visitor_id, "limit": limit})]
 
     # -- housekeeping -------------------------------------------------------------------
+
+    @guarded
+    def anonymize_attendees(self, ended_before: datetime) -> int:
+        """Erase the name and address of every attendee of an event that ended before
+        `ended_before`; how many were erased."""
+        return self._run(ANONYMIZE_ATTENDEES, {"before": self.dialect.moment_in(ended_before)})
 
     @guarded
     def prune(self, confirmations_before: datetime, activity_before: datetime,

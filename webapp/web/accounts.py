@@ -12,6 +12,7 @@ from typing import Any
 
 from flask import Blueprint
 from flask import Response
+from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import session
@@ -32,9 +33,12 @@ from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import accounts as actions
 from ..domain.projections import local_time
+from ..domain.schemas import DeleteAccountInput
 from ..domain.schemas import RequestSignInInput
 from ..domain.tokens import hash_token
+from ..storage import Account
 from ..storage.connection import get_db
+from .calls import action_context
 from .calls import run_tool
 from .visitors import check_account_session
 from .visitors import signed_in_account
@@ -104,10 +108,45 @@ def account() -> Response:
     found = signed_in_account(get_db())
     if found is None:
         return with_vary(redirect(url_for(".sign_in_page"), code=303))
-    assert found.signed_in_at is not None
     return with_vary(render_template("accounts/index.html", result=page_result(),
-                                     account=found,
-                                     since=local_time(found.signed_in_at, site_timezone())))
+                                     **_account_context(found)))
+
+
+def _account_context(account: Account, values: dict[str, Any] | None = None,
+                     errors: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the account page shows: the account, since when, and the deletion form."""
+    assert account.signed_in_at is not None
+    return {"account": account, "since": local_time(account.signed_in_at, site_timezone()),
+            "delete_controls": controls_for(DeleteAccountInput, values, errors)}
+
+
+@page_route(bp, "/account/data", "delete_account")
+def download_data() -> Response:
+    """Everything the site holds of the signed-in person, as a JSON file to keep."""
+    db = get_db()
+    found = signed_in_account(db)
+    if found is None:
+        return with_vary(redirect(url_for(".sign_in_page"), code=303))
+    answer = jsonify(actions.account_data(db, found, action_context(found.visitor_id)))
+    answer.headers["Content-Disposition"] = 'attachment; filename="webmcp-events-data.json"'
+    answer.headers["Cache-Control"] = "no-store"
+    return answer
+
+
+@human_route(bp, "/account/delete", actions.delete_account, methods=("POST",))
+def delete_account() -> Response:
+    """Delete the account and its owner's data; the browser is signed out."""
+    result, submitted = run_tool(needs_visitor=False)
+    if result.status is not Status.SUCCESS:
+        found = signed_in_account(get_db())
+        if found is None:
+            return render_post_result(result, "error.html", "accounts/_result.html",
+                                      redirect_to=url_for(".sign_in_page"))
+        return render_post_result(result, "accounts/index.html", "accounts/_result.html",
+                                  redirect_to=url_for(".account"),
+                                  page_context=lambda: _account_context(
+                                      found, submitted, result.errors))
+    return _signed_out(result)
 
 
 @human_route(bp, "/account/sign-out", actions.sign_out, methods=("POST",))

@@ -11,6 +11,7 @@ from any browser, into the account. These are steps for people only: an agent ne
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -18,11 +19,17 @@ from flask_babel import lazy_gettext as _l
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
+from flask_webmcp.result import invalid_input
 from flask_webmcp.result import not_found
 
 from ...mail.kinds import SIGN_IN_LINK
+from ...storage import Account
 from ...storage import Storage
 from ..activity import logged_as
+from ..projections import local_time
+from ..projections import registration_summary
+from ..schemas import DeleteAccountInput
+from ..schemas import DeleteAccountParams
 from ..schemas import NoInput
 from ..schemas import NoParams
 from ..schemas import RequestSignInInput
@@ -104,3 +111,51 @@ def sign_out_everywhere(db: Storage, params: NoParams, ctx: ActionContext) -> To
         db.end_every_session(ctx.account.id)
     return ToolResult(action="sign_out_everywhere", status=Status.SUCCESS,
                       message=_("You are signed out on every device."))
+
+
+@logged_as(_l("Delete my account"), _l("%(who)s deleted the account"))
+@human_action("delete_account", schema=DeleteAccountInput,
+              answers=(Status.SUCCESS, Status.INVALID_INPUT, Status.NOT_FOUND))
+def delete_account(db: Storage, params: DeleteAccountParams, ctx: ActionContext
+                   ) -> ToolResult:
+    """Delete the signed-in account and its owner's data (the Personal Data Protection Act's
+    right to deletion): seats of events to come are given back, every registration made with
+    the address keeps no name or address, everything else goes."""
+    if ctx.account is None:
+        return not_found("delete_account", _("This browser is not signed in: there is no "
+                                             "account to delete here."))
+    if params["email"] != ctx.account.email:
+        return invalid_input("delete_account", {"email": [
+            _("Type the address you are signed in with: %(email)s.", email=ctx.account.email)]})
+    db.forget_account(ctx.account, ctx.now)
+    return ToolResult(action="delete_account", status=Status.SUCCESS,
+                      message=_("Your account and your data are deleted, and you are signed "
+                                "out everywhere."))
+
+
+def account_data(db: Storage, account: Account, ctx: ActionContext) -> dict[str, Any]:
+    """Everything the site holds of a signed-in person, as they may download it (the right to
+    a copy): the account, registrations, saved events, connected agents (never a token) and
+    the activity log."""
+    visitor = account.visitor_id
+    return {
+        "account": {"email": account.email,
+                    "createdAt": local_time(account.created_at, ctx.timezone)},
+        "registrations": [{**registration_summary(registration, ctx.timezone),
+                           "email": registration.email}
+                          for registration in db.visitor_registrations(visitor)],
+        "savedEvents": [{"id": event.id, "title": event.title}
+                        for event in db.saved_events(visitor)],
+        "agents": [{"label": connection.label,
+                    "createdAt": local_time(connection.created_at, ctx.timezone),
+                    "expiresAt": local_time(connection.expires_at, ctx.timezone)}
+                   for connection in db.visitor_agent_connections(visitor)],
+        "activity": [{"at": local_time(entry.at, ctx.timezone), "source": entry.source,
+                      "action": entry.action, "status": entry.status,
+                      "target": entry.target_id}
+                     for entry in db.recent_activity(visitor, ACTIVITY_EXPORTED)],
+    }
+
+
+# The activity a download holds: every line kept (pruning keeps 90 days of it).
+ACTIVITY_EXPORTED = 100_000
