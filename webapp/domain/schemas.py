@@ -399,7 +399,7 @@ class CancelFromMailInput(ToolInput):
 
     registration_id = fields.String(required=True, validate=REGISTRATION_ID)
     signature = fields.String(required=True, validate=WholeMatch(
-        r"^[A-Za-z0-9_-]{43}$", error=_l("Not a valid link.")))
+        r"^[A-Za-z0-9_\-]{43}$", error=_l("Not a valid link.")))
 
 
 class CancelFromMailParams(TypedDict):
