@@ -78,15 +78,15 @@ def measure() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as scratch, \
             gunicorn(Path(scratch) / "events.sqlite", workers=2) as (base, _), \
             baseline_server() as baseline:
-        headers = visitor_with_registrations(base)
+        visit = visitor_with_registrations(base, Path(scratch) / "events.sqlite")
         for form_factor in FORM_FACTORS:
             floor = figures(run(baseline, form_factor, ("performance",)))
             rows.append({"page": "baseline", "formFactor": form_factor, **floor,
                          "lcpOverBaseline": 1.0})
             for page in PAGES:
                 print(f"   {page.name}, {form_factor}…", flush=True)
-                found = figures(run(base + page.path, form_factor, ("performance",),
-                                    headers if page.personal else None))
+                found = figures(run(base + page.address(visit), form_factor, ("performance",),
+                                    visit.headers if page.personal else None))
                 rows.append({"page": page.name, "path": page.path, "formFactor": form_factor,
                              **found, "lcpOverBaseline": found["lcpMs"] / floor["lcpMs"]})
     return rows

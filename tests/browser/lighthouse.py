@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import tempfile
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from helpers import PROJECT_ROOT
 from servers import HttpVisitor
@@ -40,12 +43,17 @@ PENDING_EVENT = "evt-polars-online"  # prepared, never confirmed
 class Page:
     """A page people land on: its name in reports, its address, whether it is a visitor's
     own (opened as the visitor of `visitor_with_registrations`) and whether search engines
-    may index it (the pages of one's own say `noindex`)."""
+    may index it (the pages of one's own say `noindex`). An address may name what only that
+    visitor's mail knows (`{manage}`: its registration's manage link)."""
 
     name: str
     path: str
     personal: bool = False
     indexed: bool = True
+
+    def address(self, visit: Visit) -> str:
+        """The page's address for the visitor of `visit`."""
+        return self.path.format(**visit.mailed)
 
 
 # The pages people land on, in Chinese (the site's language) and the list in English too.
@@ -59,18 +67,57 @@ PAGES = (
     Page("pending review", "/zh-TW/registrations/pending", personal=True, indexed=False),
     Page("registrations", "/zh-TW/registrations", personal=True, indexed=False),
     Page("sign in", "/zh-TW/sign-in", indexed=False),
+    Page("account", "/zh-TW/account", personal=True, indexed=False),
+    # Opened on another device, as a mail's link is: no cookie of the visitor's.
+    Page("manage link", "/zh-TW{manage}", indexed=False),
 )
 
 
-def visitor_with_registrations(base_url: str) -> dict[str, str]:
-    """A new visitor who holds a seat at PAID_EVENT and has a registration for PENDING_EVENT
-    waiting to be confirmed: the headers that make a run that visitor (its Cookie)."""
+@dataclass(frozen=True)
+class Visit:
+    """A visitor the personal pages are opened as: the headers that make a run that visitor
+    (its Cookie), and what its mail gave it (`mailed`, named as page addresses name them)."""
+
+    headers: dict[str, str]
+    mailed: dict[str, str]
+
+
+def visitor_with_registrations(base_url: str, database: Path) -> Visit:
+    """A new visitor who holds a seat at PAID_EVENT, has a registration for PENDING_EVENT
+    waiting to be confirmed and signed in with the address it registered with, on the server
+    of the SQLite `database` (its outbox holds the mail)."""
     visitor = HttpVisitor(base_url)
     token = visitor.prepare_registration(PAID_EVENT, "林小安", "an@example.com")
     confirmed = visitor.confirm_registration(token)
     assert confirmed.json()["status"] == "success", confirmed.text
     visitor.prepare_registration(PENDING_EVENT, "林小安", "an@example.com")
-    return {"Cookie": "; ".join(f"{cookie.name}={cookie.value}" for cookie in visitor.cookies)}
+    visitor.open_page("/sign-in")
+    assert visitor.post("/sign-in", {"email": "an@example.com"}).status == 200
+    link = path_of(mailed(database, "sign_in_link")["link"])
+    visitor.open_page(link)
+    assert visitor.post(link).status == 200
+    assert "an@example.com" in visitor.open_page("/account").text, "not signed in"
+    # The manage link without its language: the page names the one it is shown in.
+    manage = path_of(mailed(database, "registration_confirmed")["manageUrl"])
+    assert HttpVisitor(base_url).request("GET", manage).status == 200, manage
+    return Visit(
+        headers={"Cookie": "; ".join(f"{c.name}={c.value}" for c in visitor.cookies)},
+        mailed={"manage": "/" + manage.split("/", 2)[2]})
+
+
+def mailed(database: Path, kind: str) -> dict[str, Any]:
+    """The payload of the last mail of `kind` the server queued."""
+    with closing(sqlite3.connect(database)) as db:
+        row = db.execute("SELECT payload FROM outbox WHERE kind = ? ORDER BY id DESC LIMIT 1",
+                         [kind]).fetchone()
+    assert row is not None, f"no {kind} mail was queued"
+    payload: dict[str, Any] = json.loads(row[0])
+    return payload
+
+
+def path_of(address: str) -> str:
+    """The path of a full address the site handed out."""
+    return urlsplit(address).path
 
 
 # Audits that do not count towards their category's score.

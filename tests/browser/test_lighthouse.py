@@ -45,9 +45,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], R
     database = tmp_path_factory.mktemp("lighthouse") / "events.sqlite"
     with gunicorn(database, workers=2, threads=4) as (base_url, _):
         site = Site(base_url, database)
-        headers = visitor_with_registrations(site.base_url)
-        audits = {(page.name, form_factor): Audit(site.url(page.path), form_factor, CATEGORIES,
-                                                  headers if page.personal else None)
+        visit = visitor_with_registrations(site.base_url, database)
+        audits = {(page.name, form_factor): Audit(site.url(page.address(visit)), form_factor,
+                                                  CATEGORIES,
+                                                  visit.headers if page.personal else None)
                   for page in PAGES for form_factor in FORM_FACTORS}
         try:
             found = run_all(list(audits.values()), quick=True)
