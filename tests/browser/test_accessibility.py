@@ -1,7 +1,8 @@
 """axe-core finds nothing in the states people reach, at desktop and phone sizes: a refused
 search, the lists, a preview, the event page, a refused form, the review, the confirmation,
-the modal cancel dialog, the calendar address; signing in (the page, a refused address, a link
-sent, a link that no longer works).
+the modal cancel dialog, the calendar address; a mail's manage link, signing in (the page, a
+refused address, a link sent, the link's page, signed in, the account page, a link that no
+longer works).
 
 axe runs in the page through Playwright (axe-playwright-python bundles axe-core), so it needs
 JavaScript: the states are reached with it on (a tab without it cannot run axe at all).
@@ -18,6 +19,8 @@ from axe_playwright_python.sync_playwright import Axe
 from helpers import unique_email
 from playwright.sync_api import ViewportSize
 
+from .lighthouse import mailed
+from .lighthouse import path_of
 from .visit import Tab
 
 pytestmark = pytest.mark.browser
@@ -83,10 +86,23 @@ def sign_in(tab: Tab) -> Iterator[str]:
     tab.press(tab.text("Mail me a sign-in link"),
               then_shows=tab.text("Enter an e-mail address such as name@example.com."))
     yield "a refused address"
-    address.fill(unique_email())
+    email = unique_email()
+    tab.register_as_person(EVENT, email=email)
+    tab.open(path_of(mailed(tab.site.database, "registration_confirmed")["manageUrl"]))
+    tab.page.get_by_role("button", name=tab.text("Cancel this registration…")).wait_for()
+    yield "a manage link"
+    tab.open("/sign-in")
+    address.fill(email)
     tab.press(tab.text("Mail me a sign-in link"), then_shows=tab.text("Sign in"))
     tab.page.locator(".notice--ok").wait_for()
     yield "a link sent"
+    tab.open(path_of(mailed(tab.site.database, "sign_in_link")["link"]))
+    yield "the link's page"
+    tab.press(tab.text("Sign in"), then_shows=EVENT_TITLE)
+    yield "signed in, the registrations"
+    tab.open("/account")
+    tab.page.get_by_text(email).first.wait_for()
+    yield "the account page"
     tab.open("/sign-in/a-link-that-never-was")
     yield "a link that no longer works"
 
