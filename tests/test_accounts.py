@@ -296,3 +296,13 @@ def test_attendees_are_erased_some_days_after_their_event(app, visitor):
         finally:
             storage.close()
     assert kept is not None and (kept.attendee_name, kept.email) == ("", "")
+
+
+def test_agents_connected_while_signed_in_belong_to_the_account(app, inbox, visitor,
+                                                                other_visitor):
+    email = unique_email()
+    sign_in(app, inbox, visitor, email)
+    connected = visitor.post("/en/agents", {"label": "laptop"})
+    assert connected.status_code == 303
+    sign_in(app, inbox, other_visitor, email)
+    assert "laptop" in other_visitor.get("/en/agents").get_data(as_text=True)
