@@ -421,10 +421,10 @@ class Records(OutboxRecords, AccountRecords):
         Call inside a transaction (`prepare` does, after the migrations).
         """
         built = self._one(INDEX_VERSION, {})
-        if built is not None and built["terms_version"] == search.VERSION:
+        if built is not None and built["terms_version"] == search.terms_version():
             return False
         self.index.rebuild(self._stored_batches())
-        self._run(SET_INDEX_VERSION, {"version": search.VERSION})
+        self._run(SET_INDEX_VERSION, {"version": search.terms_version()})
         return True
 
     def _stored_batches(self) -> Iterator[list[Indexed]]:

@@ -55,7 +55,13 @@ and a stemmer would be one more thing the two backends must agree on.
 Terms hold only letters, digits and the two marks, and no word of user text holds a mark, so
 operators, quotes, `*`, `NEAR`, column names or facets in what people type are only text.
 Changing what this module makes changes the index: raise `VERSION`, and the storage rebuilds
-the index on its next start.
+the index on its next start (`terms_version`, which also follows the vocabulary file).
+
+**Both languages.** Events are written in Chinese or in English, and people search in theirs.
+An event whose text holds a word of the bilingual vocabulary (`vocabulary.py`: 工作坊 and
+"workshop", 台北 and "Taipei") is also indexed under the terms each other word of its group
+gives (`counterpart_terms`), as a query would need them: 工作坊 finds the events that say
+"workshop" and "workshop" those that say 工作坊, reading one list like any other word.
 
 **Keys.** An event's `search_key` is its start in whole seconds times `TIES_PER_SECOND`, plus
 the lowest tie number no other event starting in that second holds: unique, in start order
@@ -76,6 +82,7 @@ a page and a capped count, as measured with these terms.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Container
@@ -87,8 +94,11 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from itertools import combinations
+from itertools import takewhile
 
-VERSION = 3
+from . import vocabulary
+
+VERSION = 4
 PREFIX_MARK = "_"
 LOCATION_MARK = "@"
 # Where a term is written for every event, whatever its location (`community_@`).
@@ -168,14 +178,102 @@ def text_terms(fields: Iterable[str]) -> list[str]:
     return list(terms)
 
 
+def counterpart_terms(fields: Iterable[str]) -> list[str]:
+    """The terms an event's text gains from the bilingual vocabulary: for each group with a
+    word in the text, what a query of each word of the group needs (a Chinese word's pieces,
+    an English word whole and its prefixes).
+
+    A Chinese word is found wherever it is written, inside a longer run too (台北 in
+    台北市); English words are read left to right, the longest word of the vocabulary at each
+    place first, so "New Taipei" is 新北 and not also 台北.
+    """
+    groups = _vocabulary()
+    found: dict[int, None] = {}
+    for field in fields:
+        typed = list(runs(field))
+        start = 0
+        while start < len(typed):
+            run, taken = typed[start], 1
+            if run.cjk:
+                found.update(dict.fromkeys(
+                    number for size in groups.cjk_sizes for piece in grams(run.text, size)
+                    for number, whole in groups.cjk.get(piece, ()) if whole in run.text))
+            elif run.text in groups.first_words:
+                words = [later.text for later in
+                         takewhile(lambda later: not later.cjk,
+                                             typed[start:start + groups.longest])]
+                for length in range(len(words), 0, -1):
+                    if (numbers := groups.words.get(tuple(words[:length]))) is not None:
+                        found.update(dict.fromkeys(numbers))
+                        taken = length
+                        break
+            start += taken
+    return [term for number in found for term in groups.terms[number]]
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The vocabulary as indexing looks it up: the groups holding each Chinese word by its
+    first piece of at most `LONGEST_GRAM` characters (with the whole word, to check), the
+    groups holding each English word sequence, and each group's terms."""
+
+    cjk: dict[str, list[tuple[int, str]]]
+    words: dict[tuple[str, ...], list[int]]
+    terms: list[list[str]]
+
+    @functools.cached_property
+    def cjk_sizes(self) -> list[int]:
+        """The lengths of the Chinese words' first pieces."""
+        return sorted({len(piece) for piece in self.cjk})
+
+    @functools.cached_property
+    def first_words(self) -> set[str]:
+        """The words an English word sequence of the vocabulary starts with."""
+        return {words[0] for words in self.words}
+
+    @functools.cached_property
+    def longest(self) -> int:
+        """The most words an English word of the vocabulary is written with."""
+        return max(map(len, self.words), default=1)
+
+
+@functools.cache
+def _vocabulary() -> _Groups:
+    cjk: dict[str, list[tuple[int, str]]] = {}
+    words: dict[tuple[str, ...], list[int]] = {}
+    terms = []
+    for number, group in enumerate(vocabulary.word_groups()):
+        group_terms: dict[str, None] = {}
+        for word in group:
+            parts = list(runs(word))
+            if len(parts) == 1 and parts[0].cjk:
+                whole = parts[0].text
+                cjk.setdefault(whole[:LONGEST_GRAM], []).append((number, whole))
+                group_terms.update(dict.fromkeys(query_terms(whole)))
+            elif parts and not any(part.cjk for part in parts):
+                words.setdefault(tuple(part.text for part in parts), []).append(number)
+                group_terms.update(dict.fromkeys(text_terms([word])))
+            else:
+                raise ValueError(f"a vocabulary word is Chinese or English, not both: {word!r}")
+        terms.append(list(group_terms))
+    return _Groups(cjk, words, terms)
+
+
+def terms_version() -> int:
+    """The version of the terms this module makes: `VERSION`, and the vocabulary it reads."""
+    return VERSION * 1_000_000 + vocabulary.digest() % 1_000_000
+
+
 def document_terms(fields: Iterable[str], location: str, facets: Mapping[str, str]
                    ) -> list[str]:
-    """Every term an event is found by: the terms of its text and every combination of its
-    facet values (none included: every event), each at its location and `ANYWHERE`."""
+    """Every term an event is found by: the terms of its text and of its words' counterparts
+    in the other language, and every combination of its facet values (none included: every
+    event), each at its location and `ANYWHERE`."""
     names = sorted(facets)
     combined = [facet_term({name: facets[name] for name in chosen})
                 for size in range(len(names) + 1) for chosen in combinations(names, size)]
-    terms = text_terms(fields) + combined
+    fields = list(fields)
+    terms = list(dict.fromkeys(text_terms(fields) + counterpart_terms(fields))) + combined
     return [located(term, place) for place in (location, ANYWHERE) for term in terms]
 
 
