@@ -271,6 +271,15 @@ def test_an_event_written_with_tai_is_found_by_either_form(app, client, clock):
         assert "evt-formal-tai" in found_ids(client, typed), typed
 
 
+@pytest.mark.both_backends
+@pytest.mark.parametrize("typed", ["台北", "臺北", "Taipei", "taipei"])
+def test_the_keyword_finds_every_event_in_the_city_it_names(client, typed):
+    in_taipei = found_ids(client, "", location="taipei")
+    assert 0 < len(in_taipei) < PAGE_SIZE  # all of them on one page
+    assert set(found_ids(client, typed)) >= set(in_taipei)
+    assert set(found_ids(client, typed, location="taipei")) == set(in_taipei)
+
+
 def test_one_chinese_character_finds_every_event_that_has_it(client):
     with_it = found_ids(client, "臺")  # folded to 台: 台北, 台中...
     assert {SECURITY, "evt-js-meetup-taipei", "evt-ai-agents-taichung"} <= set(with_it)

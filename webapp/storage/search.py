@@ -98,7 +98,7 @@ from itertools import takewhile
 
 from . import vocabulary
 
-VERSION = 4
+VERSION = 5
 PREFIX_MARK = "_"
 LOCATION_MARK = "@"
 # Where a term is written for every event, whatever its location (`community_@`).

@@ -54,9 +54,11 @@ def guard(*errors: type[BaseException]) -> Callable[[Callable[P, R]], Callable[P
 
 
 def terms_of(event: Event) -> list[str]:
-    """The event's search terms (`search.document_terms`)."""
-    return search.document_terms((event.title, event.summary, event.venue, event.description),
-                                 event.location, {name: getattr(event, name) for name in FACETS})
+    """The event's search terms (`search.document_terms`): its text, and its city as a word
+    (`taipei`, which the vocabulary also writes 台北), so the keyword finds the city too."""
+    return search.document_terms(
+        (event.title, event.summary, event.venue, event.description, event.location),
+        event.location, {name: getattr(event, name) for name in FACETS})
 
 
 def allocate_keys(events: list[Event], taken_keys: Iterable[int]) -> list[int]:
