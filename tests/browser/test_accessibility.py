@@ -70,7 +70,7 @@ def search_and_look(tab: Tab) -> Iterator[str]:
     tab.page.get_by_role("radio").first.check()
     tab.page.locator("#preview h2").wait_for()
     yield "a preview"
-    tab.page.get_by_role("link", name=tab.text("Next")).click()
+    tab.page.get_by_role("link", name=tab.text("Next"), exact=True).click()
     tab.page.locator(".pager-position").get_by_text("2").wait_for()
     yield "the second page"
     tab.open(f"/events/{EVENT}")

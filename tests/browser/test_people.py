@@ -5,6 +5,7 @@ review shows, where the focus goes after an answer, a modal dialog, what is anno
 from __future__ import annotations
 
 import re
+from datetime import date
 from urllib.parse import urlsplit
 
 import pytest
@@ -171,7 +172,7 @@ def test_paging_starts_the_list_at_its_top_and_says_where_it_is(js_tab):
     pages = -(-js_tab.ask("/events")["data"]["count"] // 10)
     where = js_tab.text("Page %(page)s of %(pages)s")
     assert page.locator(".pager-position").inner_text() == where % {"page": 1, "pages": pages}
-    page.get_by_role("link", name=js_tab.text("Next")).click()
+    page.get_by_role("link", name=js_tab.text("Next"), exact=True).click()
     page.locator(".pager-position").get_by_text(where % {"page": 2, "pages": pages}).wait_for()
     page.wait_for_function("() => document.activeElement.classList.contains('results-summary')")
     assert page.evaluate("document.querySelector('#results').getBoundingClientRect().top") <= 1
@@ -208,7 +209,8 @@ def test_saved_can_be_undone_on_the_event_page(tab):
 
 def test_on_a_phone_the_filters_fold_so_results_come_first(tab):
     """Folded as served, JavaScript on or off (no script folds them after the first paint,
-    moving the results); unfolded when the search uses one; always shown on a wide screen."""
+    moving the results), also when the search uses one (its chip above the results says so);
+    unfolded when one is wrong; always shown on a wide screen."""
     page = tab.page
     page.set_viewport_size({"width": 390, "height": 844})
     tab.open("/events")
@@ -220,11 +222,40 @@ def test_on_a_phone_the_filters_fold_so_results_come_first(tab):
     # The agent still has every filter.
     assert "location" in tab.agent.tools()["search_events"].input_schema["properties"]
     tab.open("/events?location=taipei")
-    assert page.get_by_label(tab.text("Location")).is_visible()
+    assert not page.get_by_label(tab.text("Location")).is_visible()
+    condition = page.locator(".results-head .chip", has_text=tab.text("Taipei"))
+    assert condition.is_visible() and condition.bounding_box()["y"] < 844
+    tab.open("/events?date_from=yesterday")
+    assert page.get_by_label(tab.text("From")).is_visible()
     page.set_viewport_size({"width": 1280, "height": 800})
     tab.open("/events")
     assert page.get_by_label(tab.text("Location")).is_visible()
     assert not page.get_by_text(tab.text("Filters"), exact=True).is_visible()
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_this_weekend_in_taipei_is_two_taps_on_a_phone(tab):
+    """From the list of events, a tap on "This weekend" and one on "Taipei", each on the
+    first screen of a phone, and the search holds both (the form shows them as chosen)."""
+    page = tab.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    tab.open("/events")
+    taps = 0
+    for label in ("This weekend", "Taipei"):
+        link = page.locator("nav.quick-picks").get_by_role("link", name=tab.text(label),
+                                                            exact=True)
+        box = link.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 844, label
+        with page.expect_navigation():
+            link.click()
+        taps += 1
+    assert taps == 2
+    assert page.locator("select[name=location]").input_value() == "taipei"
+    first = date.fromisoformat(page.locator("input[name=date_from]").input_value())
+    last = date.fromisoformat(page.locator("input[name=date_to]").input_value())
+    assert {first.weekday(), last.weekday()} <= {5, 6} and last.weekday() == 6
+    chosen = page.locator("nav.quick-picks a[aria-current=true]")
+    expect(chosen).to_have_text([tab.text("This weekend"), tab.text("Taipei")])
 
 
 class Held:

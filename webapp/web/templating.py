@@ -5,16 +5,20 @@ the labels of the filter vocabularies, and lazy translations rendered as plain, 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from datetime import date
 from datetime import datetime
 from typing import Any
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
+from babel.dates import format_date
 from babel.dates import format_datetime
 from babel.dates import get_timezone_location
 from babel.numbers import format_decimal
 from babel.numbers import get_currency_symbol
 from flask import Flask
+from flask import url_for
 from flask_babel import force_locale
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -22,12 +26,14 @@ from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
 
 from ..clock import site_timezone
+from ..clock import site_today
 from ..domain.activity import ACTIVITY_WORDS
 from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
 from ..domain.schemas import PAGE_SIZE
 from ..domain.schemas import PRICES
+from ..domain.shortcuts import date_ranges
 from .addresses import absolute_url
 
 
@@ -70,6 +76,23 @@ def when(iso: str | None, with_time: bool = True) -> str:
     hours = f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}"
     return words.sentence % {"day": day, "time": format_datetime(moment, "HH:mm", locale=locale),
                              "city": words.city, "offset": hours}
+
+
+def day(iso: str | None) -> str:
+    """An ISO 8601 date as people read it in their language ("Sat, 5 Dec 2026",
+    "2026年12月5日（六）")."""
+    if not iso:
+        return ""
+    locale = str(get_locale())
+    return format_date(date.fromisoformat(iso), date_words(locale, site_timezone()).day,
+                       locale=locale)
+
+
+def search_link(filters: Mapping[str, Any], **changes: Any) -> str:
+    """The first page of the search for `filters` with `changes` made (None drops one)."""
+    wanted = {**filters, **changes}
+    return url_for("events.search", **{name: value for name, value in wanted.items()
+                                       if value not in (None, "") and name != "page"})
 
 
 def span(starts: str, ends: str) -> str:
@@ -194,7 +217,10 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["price_text"] = price_text
     app.jinja_env.filters["city_beside_venue"] = city_beside_venue
     app.jinja_env.filters["page_count"] = page_count
+    app.jinja_env.filters["day"] = day
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,
+                                 search_link=search_link,
+                                 date_ranges=lambda: date_ranges(site_today()),
                                  absolute_url=absolute_url,
                                  activity_source=activity_source)
