@@ -50,7 +50,7 @@ def page(client, url: str) -> BeautifulSoup:
 
 def picks(soup: BeautifulSoup) -> dict[str, str]:
     """The quick picks on a results page: label -> address."""
-    return {link.get_text(strip=True): link["href"]
+    return {link.get_text(strip=True): str(link["href"])
             for link in soup.select("nav.quick-picks a.chip")}
 
 
@@ -58,7 +58,8 @@ def applied(client, url: str) -> dict[str, str]:
     """The conditions an agent is told were searched, for the search at `url`."""
     answer = client.get(url, headers=JSON)
     assert answer.status_code == 200, url
-    return answer.get_json()["appliedFilters"]
+    filters: dict[str, str] = answer.get_json()["appliedFilters"]
+    return filters
 
 
 def test_this_weekend_in_taipei_is_two_taps(app, client):
@@ -102,11 +103,12 @@ def test_each_condition_is_a_link_to_the_same_search_without_it(app, client):
     assert len(chips) == len(conditions)
     removed = []
     for chip in chips:
-        left = applied(client, chip["href"])
+        href = str(chip["href"])
+        left = applied(client, href)
         (gone,) = set(conditions) - set(left)
         assert left == {name: conditions[name] for name in left}
         removed.append(gone)
-        assert "page" not in parse_qs(urlsplit(chip["href"]).query)
+        assert "page" not in parse_qs(urlsplit(href).query)
         # Dates are written as people read them, not as ISO dates.
         assert conditions["date_to"] not in chip.get_text()
     assert sorted(removed) == sorted(conditions)

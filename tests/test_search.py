@@ -110,7 +110,8 @@ def test_no_results_page_says_which_filters_were_applied(client):
     page = client.get("/en/events?location=kaohsiung&price=paid&level=advanced&query=Agent")
     soup = BeautifulSoup(page.data, "html.parser")
     # Each chip's own words (beside them, what a screen reader hears: "(remove)").
-    chips = [li.a.contents[0].strip() for li in soup.select("#results .empty-state .chips li")]
+    chips = [str(link.contents[0]).strip()
+             for link in soup.select("#results .empty-state .chips li > a")]
     assert chips == ["“Agent”", "Kaohsiung", "Paid", "Advanced"]
 
 
