@@ -4,8 +4,8 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test check test-shifted install catalogs translations browser lighthouse nginx services \
-	postgres redis static lint bench wrk docs clean
+.PHONY: run test check test-shifted install catalogs translations browser lighthouse mcp-client \
+	nginx services postgres redis static lint bench wrk docs clean
 
 ## Install everything and serve the site with gunicorn on http://127.0.0.1:8000, with the mail
 ## delivery loop beside it (no mail server needed: each mail becomes instance/mail/<id>.eml)
@@ -23,7 +23,7 @@ run: install static
 # The lint and the shifted-clock runs go on beside the main pass, into build/beside.log, printed
 # after it: they use what its last modules leave of the cores (the main pass alone keeps both
 # cores busy until then: vmstat showed no idle time with 3, 4 or 6 processes).
-test: install browser lighthouse nginx services static
+test: install browser lighthouse mcp-client nginx services static
 	@mkdir -p build
 	@( $(MAKE) --no-print-directory lint test-shifted >build/beside.log 2>&1; \
 	    echo $$? >build/beside.rc ) & \
@@ -137,6 +137,18 @@ $(LIGHTHOUSE_INSTALLED): tools/lighthouse/package.json tools/lighthouse/package-
 	cd tools/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
+# The TypeScript SDK's MCP client connects to the site under gunicorn
+# (tests/test_mcp_typescript.py): npm installs exactly what tools/mcp-client's lock file pins,
+# without install scripts. The pinned SDK (1.32) asks for Node 18 or later, which Debian's
+# nodejs is (only its HTTP server parts, unused here, want Node 20).
+MCP_CLIENT_INSTALLED = tools/mcp-client/node_modules/.installed
+mcp-client: $(MCP_CLIENT_INSTALLED)
+
+$(MCP_CLIENT_INSTALLED): tools/mcp-client/package.json tools/mcp-client/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update && $(SUDO) apt-get install -y nodejs npm; }
+	cd tools/mcp-client && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
 # Debian's nginx runs in front of gunicorn in the production setup (deploy/), and its test
 # starts it from a temporary folder on loopback ports; it is never used as a service here.
 nginx:
@@ -184,5 +196,5 @@ lint: install
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) instance bench/results tools/lighthouse/node_modules
+	rm -rf $(VENV) instance bench/results tools/lighthouse/node_modules tools/mcp-client/node_modules
 	find static -name '*.gz' -delete

@@ -84,20 +84,43 @@ class McpClient:
         return self.result("tools/call", {"name": tool, "arguments": arguments or {}, **params})
 
     def envelope(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The envelope a tool call answers with, checked against its text copy."""
+        """The envelope a tool call answers with, checked against its text copy (the content
+        items after it are links to pages)."""
         result = self.call(tool, arguments)
-        (content,) = result["content"]
+        content, *links = result["content"]
         assert content["type"] == "text"
+        assert all(link["type"] == "resource_link" for link in links)
         assert json.loads(content["text"]) == result["structuredContent"]
         envelope: dict[str, Any] = result["structuredContent"]
         return envelope
 
 
-def connect_agent(visitor, label: str = "Ann's laptop") -> str:
-    """A person connects an agent on the page (as a browser without JavaScript would); the
-    access token the page shows them once."""
-    csrf = hidden_value(CSRF_FIELD, visitor.get("/en/agents").get_data(as_text=True))
-    page = visitor.client.post("/en/agents", data={"csrf_token": csrf, "label": label},
+def output_schemas(agent: McpClient) -> dict[str, dict[str, Any]]:
+    """Each tool's outputSchema as `tools/list` gives it, made strict (`strict`)."""
+    return {tool["name"]: strict(tool["outputSchema"])
+            for tool in agent.result("tools/list")["tools"]}
+
+
+def strict(schema: Any) -> Any:
+    """A copy of a JSON Schema in which every object of listed properties refuses others: the
+    published schemas let unknown keys pass (clients must not break when a release adds one),
+    but the tests hold each answer to exactly what its tool declares."""
+    if isinstance(schema, list):
+        return [strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    copy = {key: strict(value) for key, value in schema.items()}
+    if "properties" in copy:
+        copy.setdefault("additionalProperties", False)
+    return copy
+
+
+def connect_agent(visitor, label: str = "Ann's laptop", language: str = "en") -> str:
+    """A person connects an agent on the page in `language` (as a browser without
+    JavaScript would); the access token the page shows them once."""
+    page_address = f"/{language}/agents"
+    csrf = hidden_value(CSRF_FIELD, visitor.get(page_address).get_data(as_text=True))
+    page = visitor.client.post(page_address, data={"csrf_token": csrf, "label": label},
                                follow_redirects=True)
     assert page.status_code == 200
     return hidden_value(ACCESS_TOKEN, page.get_data(as_text=True))

@@ -54,7 +54,7 @@ def test_no_json_answer_ever_holds_the_token(app, visitor):
     answer = visitor.post_json("/agents", {"label": "script"}).get_json()
     assert answer["status"] == "success" and answer["action"] == "connect_agent"
     assert set(answer["data"]["connection"]) == {"id", "label", "createdAt", "expiresAt",
-                                                 "lastUsedAt"}
+                                                 "lastUsedAt", "oauth"}
     assert "wme_" not in str(answer)
 
 
@@ -78,7 +78,9 @@ def test_a_revoked_token_stops_working_at_once(app, visitor):
     ((connection_id, _, _),) = connections(app)
     revoked = visitor.post_json(f"/agents/{connection_id}/disconnect").get_json()
     assert revoked["status"] == "success"
-    assert agent.call(*SAVE)["structuredContent"]["status"] == "session_expired"
+    refused = agent.rpc("tools/call", {"name": SAVE[0], "arguments": SAVE[1]})
+    assert refused.status_code == 401  # on any request, reads too (test_oauth.py)
+    assert 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
     assert connection_id not in visitor.get("/en/agents").get_data(as_text=True)
 
 
@@ -95,7 +97,7 @@ def test_a_token_expires(app, visitor, clock):
     agent = McpClient(app.test_client(), token=connect_agent(visitor))
     clock.advance(seconds=app.config["AGENT_CONNECTION_TTL"])
     visitor.save("evt-agent-testing")  # the visitor's own session goes on
-    assert agent.call(*SAVE)["structuredContent"]["status"] == "session_expired"
+    assert agent.rpc("tools/call", {"name": SAVE[0], "arguments": SAVE[1]}).status_code == 401
     assert "Not yet" not in visitor.get("/en/agents").get_data(as_text=True)  # no longer listed
 
 

@@ -142,4 +142,11 @@ def test_confirming_via_htmx_refreshes_the_activity_too(visitor):
     rows = BeautifulSoup(response.data, "html.parser").select(".activity tbody tr")
     newest = rows[0].find_all("td")[1].get_text(" ", strip=True)
     assert newest == "You cancelled the registration for “WebMCP Intro Workshop”"
-    assert registration["id"] not in BeautifulSoup(response.data, "html.parser").get_text()
+    # The activity speaks of the event; the id shows only as the registration's number, the
+    # one its mails give, for the person to quote (issue 28).
+    soup = BeautifulSoup(response.data, "html.parser")
+    activity, number = soup.select_one(".activity"), soup.select_one(".registration-id")
+    assert activity is not None and number is not None
+    assert registration["id"] not in activity.get_text()
+    assert number.get_text(strip=True) == (
+        f"Registration number: {registration['id']}")

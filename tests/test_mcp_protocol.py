@@ -1,5 +1,6 @@
 """`/mcp` on the wire: both protocol eras, the transport's rules, protocol faults as JSON-RPC
-errors, and the tool list derived from the catalog (never written twice).
+errors (with the HTTP status each era gives them), CORS for the allowed origins, and the tool
+list derived from the catalog (never written twice).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from mcp_helpers import LEGACY
 from mcp_helpers import MODERN
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
+from mcp_helpers import output_schemas
 
 from flask_webmcp.apidoc import envelope_json_schema
 from flask_webmcp.input_schema import expected_input_schema
@@ -35,8 +37,8 @@ def error_of(response) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("asked", "answered"), [
-    ("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("2024-11-05", "2025-11-25"),
-    ("2026-07-28", "2025-11-25")])
+    ("2025-03-26", "2025-03-26"), ("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"),
+    ("2024-11-05", "2025-11-25"), ("2026-07-28", "2025-11-25")])
 def test_initialize_answers_the_clients_version_or_the_newest_it_speaks(client, asked,
                                                                           answered):
     legacy = McpClient(client, "legacy")
@@ -55,18 +57,16 @@ def test_the_handshake_leaves_nothing_to_remember(client):
     notification = legacy.message("notifications/initialized", notification=True)
     accepted = legacy.post(notification, legacy.headers("notifications/initialized", {}))
     assert accepted.status_code == 202 and accepted.data == b""
+    assert "Content-Type" not in accepted.headers  # no body, so no type
     assert legacy.result("ping") == {}
     assert [tool["name"] for tool in legacy.result("tools/list")["tools"]] == CATALOG.names
 
 
 def test_a_legacy_request_needs_a_version_it_speaks(client):
     legacy = McpClient(client, "legacy")
-    for version in (None, "2025-03-26", "1999-01-01"):
-        headers = legacy.headers("tools/list", {})
-        headers.pop("MCP-Protocol-Version")
-        if version:
-            headers["MCP-Protocol-Version"] = version
-        response = legacy.post(legacy.message("tools/list"), headers)
+    for version in ("1999-01-01", "2024-11-05", "latest"):
+        response = legacy.post(legacy.message("tools/list"), {
+            **legacy.headers("tools/list", {}), "MCP-Protocol-Version": version})
         assert response.status_code == 400
         assert "2025-06-18" in error_of(response)["data"]["supported"]
     response = legacy.post(legacy.message("tools/list"),
@@ -74,10 +74,33 @@ def test_a_legacy_request_needs_a_version_it_speaks(client):
     assert response.status_code == 400 and error_of(response)["code"] == -32602
 
 
+@pytest.mark.parametrize("version", [None, "2025-03-26"])
+def test_a_request_without_a_version_header_is_taken_as_2025_03_26(client, version):
+    """A client from before the header sends none: it is served as 2025-03-26 (a version the
+    server speaks), not refused."""
+    legacy = McpClient(client, "legacy")
+    initialized = legacy.result("initialize", {"protocolVersion": "2025-03-26",
+                                               "capabilities": {}})
+    assert initialized["protocolVersion"] == "2025-03-26"
+    for method, params in (("tools/list", {}), ("ping", {}),
+                           ("tools/call", {"name": "search_events",
+                                           "arguments": {"query": "webmcp"}})):
+        headers = legacy.headers(method, params)
+        headers.pop("MCP-Protocol-Version")
+        if version:
+            headers["MCP-Protocol-Version"] = version
+        response = legacy.post(legacy.message(method, params), headers)
+        assert response.status_code == 200 and "result" in response.get_json(), method
+    notification = legacy.message("notifications/initialized", notification=True)
+    accepted = legacy.post(notification, {"Accept": ACCEPT, "Content-Type": "application/json"})
+    assert accepted.status_code == 202
+
+
 def test_discover_says_what_the_server_speaks(client):
     result = McpClient(client).result("server/discover")
     assert result["resultType"] == "complete"
-    assert result["supportedVersions"] == ["2025-06-18", "2025-11-25", "2026-07-28"]
+    assert result["supportedVersions"] == ["2025-03-26", "2025-06-18", "2025-11-25",
+                                           "2026-07-28"]
     assert result["capabilities"] == {"tools": {"listChanged": False}}
     assert result["ttlMs"] >= 0 and result["cacheScope"] == "private"
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "webmcp-events"
@@ -92,8 +115,8 @@ def test_a_modern_request_in_an_unknown_version_learns_the_supported_ones(client
     assert response.status_code == 400
     error = error_of(response)
     assert error["code"] == -32022
-    assert error["data"] == {"supported": ["2025-06-18", "2025-11-25", "2026-07-28"],
-                             "requested": "2099-01-01"}
+    assert error["data"] == {"supported": ["2025-03-26", "2025-06-18", "2025-11-25",
+                                           "2026-07-28"], "requested": "2099-01-01"}
 
 
 @pytest.mark.parametrize(("header", "value"), [
@@ -131,13 +154,38 @@ def test_a_modern_request_names_the_clients_capabilities(client):
     assert response.status_code == 400 and error_of(response)["code"] == -32602
 
 
-@pytest.mark.parametrize(("era", "method"), [("modern", "ping"), ("modern", "initialize2"),
-                                              ("modern", "resources/list"),
-                                              ("legacy", "server/discover2"),
-                                              ("legacy", "prompts/list")])
-def test_an_unknown_method_is_not_found(client, era, method):
+@pytest.mark.parametrize(("era", "method", "status"), [
+    ("modern", "ping", 404), ("modern", "initialize2", 404), ("modern", "resources/list", 404),
+    ("legacy", "server/discover2", 200), ("legacy", "prompts/list", 200)])
+def test_an_unknown_method_is_not_found(client, era, method, status):
+    """2026-07-28 answers it 404, as that revision says; the handshake era with 200, as any
+    answer to a request (a client of that era reads a 4xx as a broken transport)."""
     response = McpClient(client, era).rpc(method)
-    assert response.status_code == 404 and error_of(response)["code"] == -32601
+    assert response.status_code == status and error_of(response)["code"] == -32601
+    assert response.get_json()["id"] is not None
+
+
+@pytest.mark.parametrize(("era", "status"), [("modern", 400), ("legacy", 200)])
+@pytest.mark.parametrize(("method", "params"), [
+    ("tools/call", {"name": "confirm_registration", "arguments": {}}),
+    ("tools/call", {"name": "search_events", "arguments": ["webmcp"]}),
+    ("tools/call", {"name": "", "arguments": {}}),
+    ("tools/call", {"name": "save_event", "arguments": {"event_id": "evt-webmcp-intro"},
+                    "requestState": "forged"})])
+def test_bad_params_are_a_json_rpc_error_of_the_eras_status(client, era, status, method,
+                                                           params):
+    response = McpClient(client, era).rpc(method, params)
+    assert response.status_code == status and error_of(response)["code"] == -32602
+
+
+def test_a_handshake_without_a_version_is_a_json_rpc_error(client):
+    response = McpClient(client, "legacy").rpc("initialize", {"capabilities": {}})
+    assert response.status_code == 200 and error_of(response)["code"] == -32602
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}
+    response = client.post("/mcp", data=json.dumps(body), headers={
+        "Accept": ACCEPT, "Content-Type": "application/json", "MCP-Protocol-Version": LEGACY})
+    assert response.status_code == 200 and error_of(response)["code"] == -32602
+    assert response.get_json()["id"] == 7
 
 
 # -- the transport
@@ -152,21 +200,25 @@ def test_an_unknown_method_is_not_found(client, era, method):
                                               "method": "tools/list"}).encode(),
                                   json.dumps({"jsonrpc": "2.0", "id": 1.5,
                                               "method": "tools/list"}).encode(),
-                                  json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-                                              "params": [1]}).encode(),
                                   json.dumps({"jsonrpc": "2.0", "id": 1,
                                               "result": {}}).encode()])
 def test_what_is_not_one_json_rpc_request_is_refused(client, body):
+    """Input that is no request has no answer: the transport refuses it, in either era."""
     response = client.post("/mcp", data=body, headers={
         "Accept": ACCEPT, "Content-Type": "application/json", "MCP-Protocol-Version": LEGACY})
     assert response.status_code == 400
     assert error_of(response)["code"] in (-32700, -32600)
 
 
-@pytest.mark.parametrize("method", ["GET", "DELETE"])
-def test_only_post_is_served(client, method):
-    response = client.open("/mcp", method=method, headers={"Accept": ACCEPT})
+@pytest.mark.parametrize("path", ["/mcp", "/en/mcp", "/zh-TW/mcp"])
+@pytest.mark.parametrize(("method", "accept"), [("GET", ACCEPT), ("GET", "text/event-stream"),
+                                                ("GET", None), ("GET", "text/html"),
+                                                ("DELETE", ACCEPT)])
+def test_only_post_is_served(client, path, method, accept):
+    """No stream to open, no session to end: 405 with Allow, never a language's redirect."""
+    response = client.open(path, method=method, headers={"Accept": accept} if accept else {})
     assert response.status_code == 405 and response.headers["Allow"] == "POST"
+    assert "Location" not in response.headers
     assert error_of(response)["code"] == -32600
 
 
@@ -178,17 +230,85 @@ def test_answers_are_json_for_clients_that_take_it(client):
     assert response.status_code == 415
 
 
-@pytest.mark.parametrize("app_config", [{"MCP_ALLOWED_ORIGINS": ["http://localhost:6274"]}])
+ALLOWED_ORIGIN = "http://localhost:6274"
+CORS_HEADERS = ("Access-Control-Allow-Origin", "Access-Control-Allow-Methods",
+                "Access-Control-Allow-Headers", "Access-Control-Expose-Headers",
+                "Access-Control-Allow-Credentials")
+
+
+@pytest.mark.parametrize("app_config", [{"MCP_ALLOWED_ORIGINS": [ALLOWED_ORIGIN]}])
 def test_a_browser_origin_must_be_allowed(client):
     """DNS-rebinding protection: a page elsewhere cannot reach the endpoint through a
     visitor's browser; non-browser clients send no Origin at all."""
     modern = McpClient(client)
     assert modern.rpc("tools/list").status_code == 200
-    assert modern.rpc("tools/list", headers={"Origin": "http://localhost:6274"}
-                      ).status_code == 200
+    assert modern.rpc("tools/list", headers={"Origin": ALLOWED_ORIGIN}).status_code == 200
     for origin in ("http://evil.example", "http://localhost", "null"):
         refused = modern.rpc("tools/list", headers={"Origin": origin})
         assert refused.status_code == 403 and error_of(refused)["code"] == -32600
+        assert not any(header in refused.headers for header in CORS_HEADERS)
+
+
+def preflight(client, origin: str | None, path: str = "/mcp"):
+    headers = {"Access-Control-Request-Method": "POST",
+               "Access-Control-Request-Headers": "authorization, content-type, "
+                                                 "mcp-protocol-version"}
+    if origin is not None:
+        headers["Origin"] = origin
+    return client.options(path, headers=headers)
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/en/mcp"])
+@pytest.mark.parametrize("app_config", [{"MCP_ALLOWED_ORIGINS": [ALLOWED_ORIGIN]}])
+def test_an_allowed_origin_passes_the_preflight(client, path):
+    response = preflight(client, ALLOWED_ORIGIN, path)
+    assert response.status_code == 204 and response.data == b""
+    assert response.headers["Access-Control-Allow-Origin"] == ALLOWED_ORIGIN
+    assert "Origin" in response.headers["Vary"]
+    assert response.headers["Access-Control-Allow-Methods"] == "POST"
+    allowed = {h.strip().lower()
+               for h in response.headers["Access-Control-Allow-Headers"].split(",")}
+    assert {"authorization", "content-type", "mcp-protocol-version", "mcp-method", "mcp-name",
+            "last-event-id"} <= allowed
+    assert int(response.headers["Access-Control-Max-Age"]) > 0
+    assert "Access-Control-Allow-Credentials" not in response.headers  # cookies are not read
+
+
+@pytest.mark.parametrize("app_config", [{"MCP_ALLOWED_ORIGINS": [ALLOWED_ORIGIN]}])
+def test_another_origin_gets_no_cors(client):
+    for origin in ("http://evil.example", "http://localhost:6275", "null"):
+        response = preflight(client, origin)
+        assert response.status_code == 403
+        assert not any(header in response.headers for header in CORS_HEADERS)
+    without_origin = preflight(client, None)  # not a browser's preflight: nothing to allow
+    assert without_origin.status_code == 204
+    assert not any(header in without_origin.headers for header in CORS_HEADERS)
+
+
+@pytest.mark.parametrize("app_config", [{"MCP_ALLOWED_ORIGINS": [ALLOWED_ORIGIN],
+                                         "RATELIMIT_WRITES": "1 per minute"}])
+def test_every_answer_to_an_allowed_origin_may_be_read(client, visitor):
+    """Results, JSON-RPC errors, notifications and limits: each says the origin may read it
+    and which headers it may read beyond the safe ones."""
+    browser = {"Origin": ALLOWED_ORIGIN}
+    legacy = McpClient(client, "legacy", token=connect_agent(visitor))
+    notification = legacy.message("notifications/initialized", notification=True)
+    answers = [legacy.rpc("tools/list", headers=browser), legacy.rpc("prompts/list",
+                                                                     headers=browser),
+               legacy.post(notification, {**legacy.headers("notifications/initialized", {}),
+                                          **browser})]
+    answers += [legacy.rpc("tools/call", {"name": "save_event",
+                                          "arguments": {"event_id": "evt-webmcp-intro"}},
+                           headers=browser) for _ in range(2)]
+    assert [answer.status_code for answer in answers] == [200, 200, 202, 200, 200]
+    assert answers[-1].get_json()["result"]["structuredContent"]["status"] == "rate_limited"
+    for answer in answers:
+        assert answer.headers["Access-Control-Allow-Origin"] == ALLOWED_ORIGIN
+        exposed = {h.strip() for h in answer.headers["Access-Control-Expose-Headers"].split(",")}
+        assert {"WWW-Authenticate", "Retry-After"} <= exposed
+        assert "Origin" in answer.headers["Vary"]
+    plain = legacy.rpc("tools/list")  # no Origin: not a browser, nothing to say
+    assert "Access-Control-Allow-Origin" not in plain.headers
 
 
 def test_a_body_over_the_limit_is_refused_unread(app, client):
@@ -214,7 +334,8 @@ def test_a_browsers_cookie_does_not_act_for_its_visitor(client, visitor):
     response = visitor.client.post("/mcp", data=json.dumps(McpClient(client).message(
         "tools/call", {"name": "save_event", "arguments": {"event_id": "evt-agent-testing"}})),
         headers=McpClient(client).headers("tools/call", {"name": "save_event"}))
-    assert response.get_json()["result"]["structuredContent"]["status"] == "session_expired"
+    assert response.status_code == 401  # a connection is needed (see test_oauth.py)
+    assert "evt-agent-testing" not in visitor.get("/en/saved").get_data(as_text=True)
 
 
 def test_an_unexpected_failure_says_nothing_of_itself(client):
@@ -232,9 +353,10 @@ def test_an_unexpected_failure_says_nothing_of_itself(client):
     assert "secret" not in response.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("app_config", [{"RATELIMIT_WRITES": "3 per minute"}])
 def test_past_the_budget_a_tool_says_so_and_the_rest_is_a_429(app, client, visitor):
     agent = McpClient(client, token=connect_agent(visitor))
+    other = McpClient(client, token=connect_agent(visitor, "another"))  # another agent
+    app.config["RATELIMIT_READS_PER_ADDRESS"] = "3 per minute"  # reads: a budget per agent
     answers = [agent.rpc("tools/call", {"name": "search_events", "arguments": {}})
                for _ in range(4)]
     assert [a.status_code for a in answers] == [200, 200, 200, 200]
@@ -242,11 +364,11 @@ def test_past_the_budget_a_tool_says_so_and_the_rest_is_a_429(app, client, visit
     assert limited["isError"] is True
     assert limited["structuredContent"]["status"] == "rate_limited"
     assert limited["structuredContent"]["retryable"] is True
-    assert "Retry-After" in answers[-1].headers
+    assert answers[-1].headers["Retry-After"] == str(
+        limited["structuredContent"]["data"]["retryAfterSeconds"])
     listing = agent.rpc("tools/list")
     assert listing.status_code == 429 and error_of(listing)["code"] == 429
     assert error_of(listing)["data"]["retryable"] is True
-    other = McpClient(client, token=connect_agent(visitor, "another"))  # another agent
     assert other.rpc("tools/list").status_code == 200
 
 
@@ -263,7 +385,7 @@ def test_the_tool_list_is_the_catalog(client, era):
         assert (listed["title"], listed["description"]) == (str(tool.title),
                                                             str(tool.description))
         assert listed["inputSchema"] == remote_input_schema(tool)
-        assert listed["outputSchema"] == envelope_json_schema()
+        assert listed["outputSchema"] == envelope_json_schema(tool.output)
         jsonschema.Draft202012Validator.check_schema(listed["inputSchema"])
         jsonschema.Draft202012Validator.check_schema(listed["outputSchema"])
     if era == "modern":
@@ -290,7 +412,14 @@ def test_input_schemas_are_the_forms_with_ids_as_inputs(client):
     tools = {tool["name"]: tool["inputSchema"]
              for tool in McpClient(client).result("tools/list")["tools"]}
     search = tools["search_events"]
-    assert search == expected_input_schema(CATALOG["search_events"])
+    form = expected_input_schema(CATALOG["search_events"])
+    assert {k: v for k, v in search["properties"].items() if k != "page"} == {
+        k: v for k, v in form["properties"].items() if k != "page"}
+    # A form's number is "number" with a step of 1; the call keeps its JSON type: "integer".
+    assert form["properties"]["page"]["type"] == "number"
+    assert search["properties"]["page"] == {
+        **{k: v for k, v in form["properties"]["page"].items() if k != "multipleOf"},
+        "type": "integer"}
     assert search["properties"]["location"]["enum"] == ["", "taipei", "taichung", "kaohsiung",
                                                         "online"]
     registration = tools["prepare_event_registration"]
@@ -307,6 +436,40 @@ def test_input_schemas_are_the_forms_with_ids_as_inputs(client):
     assert "search_events" in tools["save_event"]["properties"]["event_id"]["description"]
     assert "reg-" in tools["prepare_registration_cancellation"]["properties"][
         "registration_id"]["description"]
+
+
+def test_no_input_schema_allows_what_the_server_refuses(client):
+    """Every tool's schema refuses unknown fields (as its marshmallow schema does): the
+    schema says so."""
+    for tool in McpClient(client).result("tools/list")["tools"]:
+        assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize(("arguments", "field"), [
+    ({"page": 2.5}, "page"), ({"page": "2"}, "page"), ({"page": True}, "page"),
+    ({"query": "webmcp", "limit": 5}, "limit"), ({"query": 5}, "query")])
+def test_what_the_input_schema_refuses_the_server_refuses(client, era, arguments, field):
+    """A value the tool's inputSchema does not allow is invalid_input naming its field, and
+    what the schema allows is taken: the two never disagree."""
+    schema = input_schemas(McpClient(client, era))["search_events"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(arguments, schema)
+    envelope = McpClient(client, era).envelope("search_events", arguments)
+    assert envelope["status"] == "invalid_input" and list(envelope["errors"]) == [field]
+
+
+@pytest.mark.parametrize("arguments", [{"page": 2}, {"page": 2.0}, {"query": "webmcp"}, {}])
+def test_what_the_input_schema_allows_the_server_takes(client, arguments):
+    schema = input_schemas(McpClient(client))["search_events"]
+    jsonschema.validate(arguments, schema)
+    envelope = McpClient(client).envelope("search_events", arguments)
+    assert envelope["status"] in ("success", "no_results"), envelope
+
+
+def input_schemas(agent: McpClient) -> dict[str, Any]:
+    """Each tool's inputSchema as `tools/list` gives it to `agent`."""
+    return {tool["name"]: tool["inputSchema"] for tool in agent.result("tools/list")["tools"]}
 
 
 def test_descriptions_speak_of_no_page(client):
@@ -329,19 +492,38 @@ def test_the_tool_list_reads_chinese(client, how, headers, path):
         t["inputSchema"]["required"] for t in english]
 
 
+def test_each_output_schema_types_its_tools_data(client):
+    """The envelope is one shape, and each tool's outputSchema narrows its `data` to what the
+    tool declares (or a rate_limited answer's), never any object."""
+    tools = {tool["name"]: tool["outputSchema"]
+             for tool in McpClient(client).result("tools/list")["tools"]}
+    generic = envelope_json_schema()
+    for name, schema in tools.items():
+        declared = CATALOG[name].output
+        assert declared is not None, f"{name} declares no output"
+        assert {k: v for k, v in schema["properties"].items() if k != "data"} == {
+            k: v for k, v in generic["properties"].items() if k != "data"}
+        assert schema["required"] == generic["required"]
+        typed, retry = schema["properties"]["data"]["anyOf"]
+        assert typed["type"] == "object" and typed["properties"], name
+        assert retry["required"] == ["retryAfterSeconds"]
+    assert len({json.dumps(schema, sort_keys=True) for schema in tools.values()}) == len(tools)
+
+
 def test_every_envelope_fits_the_output_schema(client, visitor):
     """A tool's structuredContent always conforms to its outputSchema, failures included."""
     agent = McpClient(client, token=connect_agent(visitor))
-    schema = envelope_json_schema()
+    schemas = output_schemas(agent)
     calls: list[tuple[str, dict[str, Any]]] = [
              ("search_events", {"query": "webmcp"}), ("search_events", {"page": 0}),
              ("get_event_details", {"event_id": "evt-nope"}),
              ("save_event", {"event_id": "evt-webmcp-intro"}),
              ("prepare_event_registration", {"event_id": "evt-webmcp-intro",
                                              "attendee_name": "Ann", "email": "a@example.com"}),
-             ("prepare_registration_cancellation", {"registration_id": "reg-aaaaaaaaaaaa"})]
+             ("prepare_registration_cancellation", {"registration_id": "reg-aaaaaaaaaaaa"}),
+             ("get_my_plans", {})]
     for name, arguments in calls:
-        jsonschema.validate(agent.envelope(name, arguments), schema)
+        jsonschema.validate(agent.envelope(name, arguments), schemas[name])
     anonymous = McpClient(client)
-    jsonschema.validate(anonymous.envelope("save_event", {"event_id": "evt-webmcp-intro"}),
-                        schema)
+    jsonschema.validate(anonymous.envelope("search_events", {"query": "webmcp"}),
+                        schemas["search_events"])

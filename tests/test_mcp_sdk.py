@@ -7,8 +7,10 @@ same visitor, and can prepare but never finish a registration or a cancellation.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ from typing import Any
 
 import pytest
 from helpers import JSON
+from helpers import TOKEN_FIELD
 from mcp.shared.exceptions import MCPError
 from mcp_sdk import connect_over_http
 from mcp_sdk import in_thread
@@ -31,6 +34,8 @@ from flask_webmcp.apidoc import envelope_json_schema
 from flask_webmcp.input_schema import remote_input_schema
 from webapp.domain.catalog import CATALOG
 
+# An address without its site ("/events/…"): a page's words, not an agent's.
+RELATIVE_ADDRESS = re.compile(r"(?<![\w:/.])/[a-z]")
 MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 EVENT = "evt-webmcp-intro"
 ATTENDEE = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
@@ -75,7 +80,7 @@ def test_each_mode_lists_the_catalog(site, mode):
         entry = CATALOG[tool.name]
         assert (tool.title, tool.description) == (str(entry.title), str(entry.description))
         assert tool.input_schema == remote_input_schema(entry)
-        assert tool.output_schema == envelope_json_schema()
+        assert tool.output_schema == envelope_json_schema(entry.output)
         assert tool.annotations is not None
         hints = entry.hints
         assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
@@ -106,16 +111,31 @@ def calls(base: str, mode: str, token: str | None,
     return in_thread(work)
 
 
-def without_time(envelope: dict[str, Any]) -> dict[str, Any]:
+def without_time(envelope: dict[str, Any], *left_out: str) -> dict[str, Any]:
     """An envelope without the moment a review expires: five minutes after the server's
-    "now", which its clock began at the suite's start (FLASK_CLOCK_START) as it booted."""
+    "now", which its clock began at the suite's start (FLASK_CLOCK_START) as it booted; and
+    without the keys `left_out`."""
     copy: dict[str, Any] = json.loads(json.dumps(envelope))
+    for key in left_out:
+        copy.pop(key, None)
     review = copy.get("data", {}).get("review")
     if review:
         expires = datetime.fromisoformat(review.pop("expiresAt"))
         running = timedelta(seconds=time.monotonic() - SERVER_STARTED[-1])
         assert timedelta(0) <= expires - suite_start() - timedelta(minutes=5) <= running
     return copy
+
+
+def as_on_the_site(base: str, value: Any) -> Any:
+    """An answer with its addresses relative, as the site's own answers mostly give them:
+    over MCP every address is absolute (an agent there has no page to resolve one against)."""
+    if isinstance(value, dict):
+        return {key: as_on_the_site(base, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_on_the_site(base, item) for item in value]
+    if isinstance(value, str):
+        return value.replace(base + "/", "/")
+    return value
 
 
 def test_every_tool_answers_the_sdk_as_its_route(site, mode):
@@ -131,7 +151,9 @@ def test_every_tool_answers_the_sdk_as_its_route(site, mode):
         ("prepare_event_registration", {"event_id": "evt-agent-testing", **ATTENDEE}),
         ("prepare_registration_cancellation", {"registration_id": registration}),
         ("prepare_registration_cancellation", {"registration_id": "reg-aaaaaaaaaaaa"}),
+        ("get_my_plans", {}),
     ]
+    assert {name for name, _ in wanted} == set(CATALOG.names)
     results = calls(base, mode, token, wanted)
     routes = [
         person.request("GET", "/events?query=webmcp&location=taipei", headers=JSON),
@@ -145,6 +167,7 @@ def test_every_tool_answers_the_sdk_as_its_route(site, mode):
                     headers=JSON),
         person.post("/registrations/cancellation", {"registration_id": "reg-aaaaaaaaaaaa"},
                     headers=JSON),
+        person.request("GET", "/registrations/plans", headers=JSON),
     ]
     statuses = []
     for (name, _), result, answer in zip(wanted, results, routes, strict=True):
@@ -155,13 +178,26 @@ def test_every_tool_answers_the_sdk_as_its_route(site, mode):
             assert over_mcp["data"]["alreadySaved"] is False
             assert from_route["data"]["alreadySaved"] is True
             continue
-        assert without_time(over_mcp) == without_time(from_route), name
+        if name == "get_my_plans":  # the route reads after its own two prepares
+            mcp_plans, route_plans = over_mcp["data"], from_route["data"]
+            for key in ("registrations", "saved", "confirmedLately"):
+                assert as_on_the_site(base, mcp_plans[key]) == route_plans[key], key
+            assert len(route_plans["waiting"]) == len(mcp_plans["waiting"]) + 2
+            continue
+        # What to do next is told in the agent's own terms: tools to call and absolute
+        # addresses, where the site's answer names its pages (webapp/domain/directions.py).
+        said_over_mcp, said_on_the_site = over_mcp["nextAction"], from_route["nextAction"]
+        assert not RELATIVE_ADDRESS.search(said_over_mcp), said_over_mcp
+        if RELATIVE_ADDRESS.search(said_on_the_site):
+            assert said_over_mcp != said_on_the_site
+        assert (as_on_the_site(base, without_time(over_mcp, "nextAction"))
+                == as_on_the_site(base, without_time(from_route, "nextAction"))), name
         assert json.loads(result.content[0].text) == over_mcp
         assert result.is_error is (from_route["status"] not in (
             "success", "no_results", "confirmation_required"))
     assert statuses == ["success", "no_results", "success", "not_found", "success",
                         "confirmation_required", "conflict", "confirmation_required",
-                        "not_found"]
+                        "not_found", "success"]
 
 
 def registered_with_an_agent(base: str, event_id: str) -> tuple[HttpVisitor, str, str]:
@@ -238,3 +274,71 @@ def test_a_client_that_opens_urls_gets_the_review_page_then_the_answer(site):
     assert opened == [f"{base}/registrations/pending"]
     assert result.structured_content["status"] == "confirmation_required"
     assert registrations(database) == before  # accepting opened a page; it confirmed nothing
+
+
+def confirm_what_waits(person: HttpVisitor, action: str) -> None:
+    """The person opens the review page in their own browser and confirms the one thing
+    their agent prepared there (`action`: the form's address, as the page gives it)."""
+    page = person.open_page("/en/registrations/pending")
+    (token,) = TOKEN_FIELD.findall(page.text)
+    answer = person.post(action.format(token=token), {"confirmation_token": token}, JSON)
+    assert answer.json()["status"] == "success", answer.text
+
+
+def test_an_agent_goes_the_whole_way_with_the_person_confirming_twice(site, mode):
+    """The issue's path over MCP: a search in Chinese finds an event written in English; the
+    agent reads it, saves it and prepares a registration; the person confirms; the agent finds
+    the registration's id in its plans, prepares the cancellation with it; the person confirms;
+    the agent sees it cancelled. Nothing but the two confirmations is done by the person."""
+    base, _ = site
+    person = HttpVisitor(base)
+    token = connect_over_http(person)
+    email = f"whole.way.{next(PEOPLE)}@example.com"
+
+    async def call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await client.call_tool(name, arguments)
+        envelope: dict[str, Any] = result.structured_content
+        return envelope
+
+    async def work() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with sdk_client(base, mode, token) as client:
+            found = await call(client, "search_events", {"query": "工作坊"})
+            written_in_english = [event for event in found["data"]["events"]
+                                  if "工作坊" not in event["title"] + event["summary"]]
+            assert written_in_english, found["data"]["events"]
+            event_id = written_in_english[0]["id"]
+            seen["details"] = await call(client, "get_event_details", {"event_id": event_id})
+            seen["saved"] = await call(client, "save_event", {"event_id": event_id})
+            seen["prepared"] = await call(client, "prepare_event_registration", {
+                "event_id": event_id, "attendee_name": "Whole Way", "email": email})
+            await asyncio.to_thread(confirm_what_waits, person, "/registrations/confirm")
+            seen["registered"] = await call(client, "get_my_plans", {})
+            (registration,) = [r for r in seen["registered"]["data"]["registrations"]
+                               if r["eventId"] == event_id]
+            seen["cancelling"] = await call(client, "prepare_registration_cancellation",
+                                            {"registration_id": registration["id"]})
+            await asyncio.to_thread(confirm_what_waits, person,
+                                    f"/registrations/{registration['id']}/cancel")
+            seen["cancelled"] = await call(client, "get_my_plans", {})
+            seen["event_id"], seen["registration_id"] = event_id, registration["id"]
+        return seen
+
+    seen = in_thread(work)
+    event_id, registration_id = seen["event_id"], seen["registration_id"]
+    assert seen["details"]["status"] == "success"
+    assert seen["details"]["data"]["event"]["url"] == f"{base}/events/{event_id}"
+    assert seen["saved"]["status"] == "success"
+    assert seen["prepared"]["status"] == "confirmation_required"
+    plans = seen["registered"]["data"]
+    assert [(r["id"], r["state"]) for r in plans["registrations"]] == [
+        (registration_id, "active")]
+    assert [s["id"] for s in plans["saved"]] == [event_id]
+    assert [c["confirms"] for c in plans["confirmedLately"]] == ["confirm_registration"]
+    assert seen["cancelling"]["status"] == "confirmation_required"
+    after = seen["cancelled"]["data"]
+    assert [(r["id"], r["state"]) for r in after["registrations"]] == [
+        (registration_id, "cancelled")]
+    assert after["waiting"] == []
+    assert [c["confirms"] for c in after["confirmedLately"]] == [
+        "confirm_cancellation", "confirm_registration"]

@@ -18,7 +18,10 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import Visitor
 from helpers import the_jsonld
+from limits import parse_many
 from limits.errors import ConfigurationError
+from mcp_helpers import McpClient
+from mcp_helpers import connect_agent
 from routes import POST_ROUTES
 
 from webapp import create_app
@@ -63,7 +66,16 @@ def assert_rate_limited(response, action, rendering):
     assert body["status"] == "rate_limited" and body["action"] == action
     assert body["retryable"] is True
     assert "minute" in body["message"] and body["nextAction"]
-    assert int(response.headers["Retry-After"]) > 0
+    assert_says_when(response, body["data"])
+
+
+def assert_says_when(response, data):
+    """The seconds to wait, in the envelope (for an agent shown no header) and in the
+    header alike: a whole number, at least 1, at most the longest budget of the tests."""
+    seconds = data["retryAfterSeconds"]
+    assert isinstance(seconds, int) and 1 <= seconds <= 3 * 24 * 3600
+    assert response.headers["Retry-After"] == str(seconds)
+    return seconds
 
 
 def saved_rows(app):
@@ -142,8 +154,10 @@ def counter_clock(monkeypatch) -> CounterClock:
 def test_the_window_passing_restores_the_budget(send, visitor, counter_clock):
     spend_budget(send, visitor)
     assert send(visitor, f"/events/{EVENT}/save", headers=JSON).status_code == 429
-    counter_clock.ahead = 30  # half the minute: still spent
-    assert send(visitor, f"/events/{EVENT}/save", headers=JSON).status_code == 429
+    counter_clock.ahead = 30  # half the minute: still spent, and the wait says so
+    refused = send(visitor, f"/events/{EVENT}/save", headers=JSON)
+    assert refused.status_code == 429
+    assert assert_says_when(refused, refused.get_json()["data"]) <= 30
     counter_clock.ahead = 61  # the minute is over
     assert send(visitor, f"/events/{EVENT}/save", headers=JSON).status_code == 200
 
@@ -186,7 +200,7 @@ def assert_refused(response, action, says):
     assert response.status_code == 429, body
     assert body["status"] == "rate_limited" and body["action"] == action
     assert says in body["message"] and body["retryable"] is True
-    assert int(response.headers["Retry-After"]) > 0
+    assert_says_when(response, body["data"])
     return body
 
 
@@ -361,3 +375,96 @@ def test_the_refusal_says_how_long_the_budget_lasts_in_the_form_its_number_takes
     body = second.post(f"/{language}/events/{EVENT}/save", headers=JSON).get_json()
     assert body["status"] == "rate_limited"
     assert lasts in body["nextAction"]
+
+
+# -- agents over MCP: every message is a POST, yet only writes spend the write budgets
+
+# The issue's measure: this many quick searches must never keep an agent from connecting.
+SEARCHES = 200
+
+
+def amounts(app, setting) -> list[int]:
+    """How many requests each window of a budget allows, as the app is configured."""
+    return [item.amount for item in parse_many(app.config[setting])]
+
+
+def mcp_error(response):
+    body = response.get_json()
+    assert "result" not in body, body
+    return body["error"]
+
+
+@pytest.fixture
+def agent(app, visitor) -> McpClient:
+    """An agent of the 2025 handshake era the visitor connected."""
+    return McpClient(app.test_client(), "legacy", token=connect_agent(visitor))
+
+
+def test_searches_never_keep_a_connected_agent_from_connecting(app, agent):
+    assert max(amounts(app, "RATELIMIT_WRITES")) < SEARCHES  # far past the write budget
+    for _ in range(SEARCHES):
+        assert agent.call("search_events", {"query": "web"})["isError"] is False
+    assert agent.result("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                       "clientInfo": {"name": "t", "version": "1"}})
+    assert agent.rpc("tools/list").status_code == 200
+    assert agent.result("ping") == {}
+    modern = McpClient(agent.client, "modern", token=agent.token)
+    assert modern.result("server/discover")["supportedVersions"]
+    assert modern.result("tools/list")["tools"]
+
+
+def test_writes_past_their_budget_say_when_and_the_protocol_goes_on(app, agent):
+    """The write budget is spent by writes alone; spent, it refuses no handshake."""
+    (budget,) = amounts(app, "RATELIMIT_WRITES")
+    for _ in range(budget):
+        assert agent.call("save_event", {"event_id": EVENT})["structuredContent"][
+            "status"] == "success"
+    response = agent.rpc("tools/call", {"name": "save_event", "arguments": {"event_id": EVENT}})
+    refused = response.get_json()["result"]
+    assert refused["isError"] is True
+    assert refused["structuredContent"]["status"] == "rate_limited"
+    assert_says_when(response, refused["structuredContent"]["data"])
+    assert "retryAfterSeconds" in refused["structuredContent"]["nextAction"]
+    assert agent.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"}}
+                     ).status_code == 200
+    assert agent.rpc("tools/list").status_code == 200
+    assert agent.call("search_events", {"query": "web"})["isError"] is False
+
+
+def test_reads_past_their_budget_say_when_and_other_connections_read_on(app, agent, visitor):
+    """Connected agents behind one address (a hosted client's) each have their own budget;
+    agents that carry no live token share their address's."""
+    another = McpClient(app.test_client(), "legacy", token=connect_agent(visitor, "another"))
+    app.config["RATELIMIT_READS_PER_ADDRESS"] = "3 per minute"  # a budget none has spent
+    for _ in range(3):
+        assert agent.rpc("tools/list").status_code == 200
+    listing = agent.rpc("tools/list")
+    assert listing.status_code == 429
+    error = mcp_error(listing)
+    assert error["data"]["retryable"] is True
+    assert_says_when(listing, error["data"])
+    searched = agent.rpc("tools/call", {"name": "search_events", "arguments": {}})
+    assert searched.get_json()["result"]["structuredContent"]["status"] == "rate_limited"
+    strangers = [McpClient(app.test_client(), "legacy", token=token)
+                 for token in (None, "made-up-token")]
+    assert [another.rpc("tools/list").status_code for _ in range(3)] == [200] * 3
+    # Whatever a made-up token is answered, it spends its address's budget.
+    assert [stranger.rpc("tools/list").status_code == 429
+            for stranger in strangers * 2] == [False] * 3 + [True]
+
+
+def test_connected_agents_spend_no_write_budget_of_their_address(app, agent, visitor):
+    another = McpClient(app.test_client(), "legacy", token=connect_agent(visitor, "another"))
+    app.config["RATELIMIT_WRITES_PER_ADDRESS"] = "2 per minute"  # a budget none has spent
+    for connected in (agent, another):
+        for _ in range(BUDGET):
+            assert connected.call("save_event", {"event_id": EVENT})["structuredContent"][
+                "status"] == "success"
+    stranger = McpClient(app.test_client(), "legacy", token="made-up-token")
+    answers = [stranger.rpc("tools/call", {"name": "save_event",
+                                           "arguments": {"event_id": EVENT}})
+               for _ in range(3)]
+    # It acts for nobody (the answer says so), and spends its address's budget.
+    assert ["rate_limited" in answer.get_data(as_text=True) for answer in answers] == [
+        False, False, True]

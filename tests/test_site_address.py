@@ -62,9 +62,15 @@ def test_the_sitemap_and_calendar_name_the_configured_site(client):
 def test_an_agent_is_sent_to_the_configured_site(app):
     agent = McpClient(app.test_client(), "modern")
     agent.client.environ_base["HTTP_HOST"] = FORGED
-    envelope = agent.envelope("save_event", {"event_id": "evt-webmcp-intro"})
-    assert envelope["status"] == "session_expired"
-    assert f"{SITE}/agents" in envelope["nextAction"] and FORGED not in str(envelope)
+    answer = agent.rpc("tools/call", {"name": "save_event",
+                                      "arguments": {"event_id": "evt-webmcp-intro"}})
+    # No connection: told 401, where to sign in (OAuth) and where a person connects it.
+    assert answer.status_code == 401
+    assert f'resource_metadata="{SITE}/.well-known/oauth-protected-resource' in (
+        answer.headers["WWW-Authenticate"])
+    said = answer.get_json()["error"]["message"]
+    assert f"{SITE}/agents" in said
+    assert FORGED not in said + str(answer.headers)
 
 
 def test_gunicorn_names_the_site_by_its_bind_address_unless_told():

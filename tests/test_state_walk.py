@@ -534,7 +534,8 @@ class SiteWalk(RuleBasedStateMachine):
             st.tuples(st.just("prepare_event_registration"), st.fixed_dictionaries(
                 {"event_id": EVENT_CHOICES, "attendee_name": NAMES, "email": EMAILS})),
             st.tuples(st.just("prepare_registration_cancellation"),
-                      st.fixed_dictionaries({"registration_id": registrations}))),
+                      st.fixed_dictionaries({"registration_id": registrations})),
+            st.tuples(st.just("get_my_plans"), st.just({}))),
             label="tool call")
         agent = McpClient(self.app.test_client(), era, token, language)
         what = f"the MCP call {tool}"

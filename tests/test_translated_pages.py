@@ -29,13 +29,16 @@ READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",
                    "data-unreachable-next-action")
 # Words left in English on purpose, on the Chinese pages: names of things (Google Calendar,
 # the .ics file type, "QR Code" as Taiwan writes it, among them), and the language switch,
-# which names English in English.
-KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics", "QR", "Code"}
+# which names English in English; OAuth and the MCP clients that sign in with it (Claude,
+# Claude Code, VS Code, Cursor).
+KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics", "QR", "Code",
+                   "OAuth", "Claude", "VS", "Cursor"}
 # A check-in code, as the registration mail shows it (`domain.tokens.CheckInCodes`).
 CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
-# What the sample walk types into forms (shown again, as typed).
+# What the sample walk types into forms (shown again, as typed), and the name its OAuth client
+# registers with (the consent page shows it as the client gave it).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
-         "not-a-date", "web")
+         "not-a-date", "web", "Ann's <agent>")
 ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 

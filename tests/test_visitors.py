@@ -90,13 +90,17 @@ def test_the_visitor_sees_their_recent_activity(visitor, other_visitor):
 
 
 def test_people_read_no_ids_and_a_repeated_save_once(visitor):
-    """Ids are for agents and addresses: the pages name events by title. Saving an event
-    again changes nothing, so the activity says it once."""
+    """Ids are for agents and addresses: the pages name events by title; a registration's
+    number shows once, labelled, for the person to quote (to an agent, or in a mail). Saving
+    an event again changes nothing, so the activity says it once."""
     registration = visitor.register("evt-webmcp-intro")
     visitor.save("evt-agent-testing")
     visitor.save("evt-agent-testing")
     for page in ("/en/registrations", f"/en/registrations/{registration['id']}"):
         soup = BeautifulSoup(visitor.get(page).data, "html.parser")
+        numbers = [number.extract().get_text(strip=True)
+                   for number in soup.select(".registration-id")]
+        assert len(numbers) == 1 and numbers[0].endswith(registration["id"])
         assert "reg-" not in soup.get_text() and "evt-" not in soup.get_text()
     rows = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser").select(
         ".activity tbody tr")

@@ -73,6 +73,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import languages
     from .web import limits
     from .web import mcp
+    from .web import oauth
     from .web import openapi
     from .web import proxies
     from .web import registrations
@@ -89,6 +90,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     security.init_app(app)
     # An agent's call carries its access token, never a cookie: no CSRF token to ask for.
     security.csrf.exempt(mcp.bp)
+    # Token and registration requests come from clients' programs, never from a page here.
+    security.csrf.exempt(oauth.server_bp)
     caching.init_app(app)
     errors.init_app(app)
     # A form's result waits for the page after its redirect in the database, never in the
@@ -103,8 +106,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     calendars.init_app(app)
     cli.init_app(app)
     for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, accounts.bp, mcp.bp,
-                      health.bp, openapi.bp, discovery.bp, calendars.bp):
+                      health.bp, openapi.bp, discovery.bp, calendars.bp, oauth.bp,
+                      oauth.server_bp):
         app.register_blueprint(blueprint)
+    oauth.init_app(app)
 
     @app.get("/")
     def index() -> Response:

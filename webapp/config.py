@@ -120,6 +120,18 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # MCP client). Other clients send no Origin; any origin not listed is refused, so a
         # page elsewhere cannot use the endpoint through a visitor's browser (DNS rebinding).
         "MCP_ALLOWED_ORIGINS": (),
+        # OAuth for MCP clients (`web.oauth`): an access token works this long (an hour), a
+        # code a person's approval gives this long (five minutes); a refresh token as long as
+        # its connection (AGENT_CONNECTION_TTL). A client's metadata document is fetched again
+        # after OAUTH_CLIENT_DOCUMENT_TTL, in at most OAUTH_FETCH_TIMEOUT seconds and
+        # OAUTH_FETCH_LIMIT bytes. Only https client ids are fetched; with
+        # OAUTH_ALLOW_HTTP_LOOPBACK (tests) also http ones on loopback.
+        "OAUTH_ACCESS_TOKEN_TTL": 3600,
+        "OAUTH_CODE_TTL": 300,
+        "OAUTH_CLIENT_DOCUMENT_TTL": 3600,
+        "OAUTH_FETCH_TIMEOUT": 5,
+        "OAUTH_FETCH_LIMIT": 5 * 1024,
+        "OAUTH_ALLOW_HTTP_LOOPBACK": False,
         # Mail (`webapp.mail`): the SMTP server the delivery loop sends through. None: no
         # server at all, each mail is written to <instance>/mail/<id>.eml and logged (`make
         # run`, development).

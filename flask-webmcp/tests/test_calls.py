@@ -20,6 +20,7 @@ from flask_webmcp.calls import AGENT_HEADER
 from flask_webmcp.calls import CallRecord
 from flask_webmcp.calls import Calls
 from flask_webmcp.calls import PrincipalGone
+from flask_webmcp.catalog import Hints
 from flask_webmcp.negotiation import render_result
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
@@ -200,3 +201,15 @@ def test_a_route_without_an_action_cannot_run_one():
     app.config["PROPAGATE_EXCEPTIONS"] = True
     with pytest.raises(LookupError, match="tool_route"):
         app.test_client().get("/plain")
+
+
+def test_a_tool_needs_a_principal_when_it_writes_or_reads_what_is_theirs():
+    reads = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+
+    def tool(**declared: Any) -> Tool:
+        return Tool(name="t", title="T", description="Does t.", schema=NoteInput,
+                    autosubmit=True, **declared)
+
+    assert tool().needs_principal  # MCP's default hints: it may change anything
+    assert not tool(hints=reads).needs_principal
+    assert tool(hints=reads, personal=True).needs_principal

@@ -15,6 +15,8 @@ OPEN_EVENT = "evt-webmcp-intro"
 FULL_EVENT = "evt-semantic-html"
 # Where the tests register: 200 seats, so the module's registrations never fill it.
 ROOMY_EVENT = "evt-webmcp-spec-reading"
+# My registrations of a visitor with an active registration.
+MY_REGISTRATIONS_TOOLS = {"get_my_plans", "prepare_registration_cancellation"}
 NOTHING_MATCHES = "/events?location=kaohsiung&price=paid&level=advanced&query=Agent"
 
 
@@ -25,7 +27,7 @@ NOTHING_MATCHES = "/events?location=kaohsiung&price=paid&level=advanced&query=Ag
     (f"/events/{OPEN_EVENT}", {"get_event_details", "save_event"}),
     (f"/events/{OPEN_EVENT}/register", {"prepare_event_registration"}),
     (f"/events/{FULL_EVENT}/register", set()),
-    ("/registrations", set()),
+    ("/registrations", {"get_my_plans"}),
     ("/saved", set()),
     ("/events/evt-no-such-event", set()),
 ], ids=["events", "results", "no-results", "event", "register", "register-full", "registrations",
@@ -77,12 +79,12 @@ def test_the_registration_review_adds_no_tool(tab):
 
 def test_registrations_offer_cancellation_and_its_dialog_adds_no_tool(tab):
     tab.register_as_person(ROOMY_EVENT)
-    assert set(tab.open("/registrations")) == {"prepare_registration_cancellation"}
+    assert set(tab.open("/registrations")) == MY_REGISTRATIONS_TOOLS
     [registration_id] = tab.agent.tools()["prepare_registration_cancellation"].input_schema[
         "properties"]["registration_id"]["enum"]
     tab.call("prepare_registration_cancellation", {"registration_id": registration_id})
     assert tab.page.locator("dialog form.confirm-form").count() == 1
-    assert set(tab.agent.tools()) == {"prepare_registration_cancellation"}
+    assert set(tab.agent.tools()) == MY_REGISTRATIONS_TOOLS
 
 
 def test_a_registered_visitor_gets_no_registration_tool(tab):

@@ -152,6 +152,12 @@ def registered(tab: Tab, target: Target) -> None:
     tab.open("/registrations")
 
 
+def plans_refreshed(tab: Tab, target: Target) -> None:
+    """The visitor registers, then its agent reads its plans on My registrations."""
+    registered(tab, target)
+    tab.call("get_my_plans")
+
+
 def cancel_as_person(tab: Tab, registration: str) -> None:
     """The person asks (through the tool) to cancel and confirms in the dialog."""
     tab.call("prepare_registration_cancellation", {"registration_id": registration})
@@ -195,6 +201,8 @@ PAGES: dict[str, Callable[[Tab, Target], Any]] = {
     # The open confirmation dialog a prepared cancellation leaves.
     "/registrations/cancellation": lambda tab, t: dialog_open(tab, t),
     "/registrations/<registration_id>/cancel": other_registration_cancelled,
+    # What get_my_plans leaves: the panel it refreshed (without JavaScript: its own page).
+    "/registrations/plans": lambda tab, t: plans_refreshed(tab, t),
 }
 
 # The arguments a tool is called with where its required input alone would not do: words that
@@ -383,6 +391,8 @@ UNREACHABLE = {
         "Chromium refuses any other value before sending; a GET has no body to be too large",
     ("save_event", "invalid_input"):
         "it has no input: the form sends only its CSRF token",
+    ("get_my_plans", "invalid_input"):
+        "it has no input: the form sends nothing, and a GET has no body to be too large",
     ("prepare_registration_cancellation", "invalid_input"):
         "its one input is a radio group of the visitor's registrations; Chromium refuses any "
         "other value, and no field can make the body too large",

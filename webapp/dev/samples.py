@@ -23,6 +23,7 @@ from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import Flask
 from marshmallow import Schema
@@ -68,6 +69,7 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         _find(visit)
         ids = _register_and_cancel(visit)
         ids |= _wait_for_the_person(visit, ids)
+        _sign_an_agent_in(visit, ids)
         _visit_the_other_routes(visit, ids)
         with sandbox.test_request_context(f"{prefix}/"):
             return visit.pages + _queued_mail(sandbox, prefix)
@@ -176,6 +178,23 @@ def _wait_for_the_person(visit: LanguageRecorder, ids: dict[str, str]) -> dict[s
     visit.post(f"/agents/{connection}/disconnect", data={"csrf_token": csrf},
                follow_redirects=True)
     return {"connection_id": connection}
+
+
+def _sign_an_agent_in(visit: LanguageRecorder, ids: dict[str, str]) -> None:
+    """An MCP client signs in with OAuth: the consent page (the client's name is its own
+    words), approved, then asked again and denied (each answer a page that sends the browser
+    back to the client)."""
+    callback = "http://127.0.0.1:8765/callback"
+    registered = visit.app.test_client().post("/oauth/register", json={
+        "client_name": "Ann's <agent>", "redirect_uris": [callback]}).get_json()
+    query = urlencode({"response_type": "code", "client_id": registered["client_id"],
+                       "redirect_uri": callback, "state": "sample",
+                       "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                       "code_challenge_method": "S256"})
+    for decision in ("approve", "deny"):
+        visit.get(f"/oauth/authorize?{query}")
+        visit.post(f"/oauth/authorize?{query}",
+                   data={"csrf_token": ids["csrf_token"], "decision": decision})
 
 
 def _visit_the_other_routes(visit: LanguageRecorder, ids: dict[str, str]) -> None:

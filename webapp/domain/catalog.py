@@ -1,4 +1,4 @@
-"""The site's tool catalog: the only five tools an agent may see (docs/design.md §2).
+"""The site's tool catalog: the only six tools an agent may see (docs/design.md §2).
 
 Confirming a registration or a cancellation is deliberately *not* a tool: only a person
 finishes a write that takes or gives up a seat. Names are the same in every language; titles
@@ -13,7 +13,14 @@ from flask_webmcp.catalog import Catalog
 from flask_webmcp.catalog import Hints
 from flask_webmcp.catalog import Tool
 
+from .outputs import GetEventDetailsOutput
+from .outputs import GetMyPlansOutput
+from .outputs import PrepareEventRegistrationOutput
+from .outputs import PrepareRegistrationCancellationOutput
+from .outputs import SaveEventOutput
+from .outputs import SearchEventsOutput
 from .schemas import GetEventDetailsInput
+from .schemas import GetMyPlansInput
 from .schemas import PrepareEventRegistrationInput
 from .schemas import PrepareRegistrationCancellationInput
 from .schemas import SaveEventInput
@@ -33,12 +40,14 @@ CATALOG = Catalog([
         title=_l("Search events"),
         description=_l(
             "Search this site's upcoming events. Use only the conditions the user gave; if "
-            "nothing matches, ask the user before changing any. Results carry opaque event "
-            "ids for get_event_details."),
+            "nothing matches, ask the user before changing any. Events are written in Chinese "
+            "or in English, and a common word in either language (workshop, Taipei) finds "
+            "both. Results carry opaque event ids for get_event_details."),
         on_page=_l("The matches show on the page. A condition you leave out keeps what the "
                    "form already holds (from an earlier search, or typed by the user): give it "
                    "\"\" (any) to drop it."),
         schema=SearchEventsInput,
+        output=SearchEventsOutput,
         autosubmit=True,
         hints=READS,
     ),
@@ -50,6 +59,7 @@ CATALOG = Catalog([
             "whether registration is open. Changes nothing."),
         on_page=_l("They show on the page."),
         schema=GetEventDetailsInput,
+        output=GetEventDetailsOutput,
         autosubmit=True,
         hints=READS,
     ),
@@ -61,6 +71,7 @@ CATALOG = Catalog([
             "says it was already saved."),
         on_page=_l("The event is the one shown here."),
         schema=SaveEventInput,
+        output=SaveEventOutput,
         autosubmit=True,
         writes="a saved mark (idempotent)",
         hints=Hints(destructive=False, idempotent=True, open_world=False),
@@ -73,6 +84,7 @@ CATALOG = Catalog([
             "not register anyone: only the user can confirm, on this site."),
         on_page=_l("The event is the one on this page; the review shows on the page."),
         schema=PrepareEventRegistrationInput,
+        output=PrepareEventRegistrationOutput,
         autosubmit=True,
         writes="a pending confirmation only",
         hints=Hints(destructive=False, open_world=False),
@@ -85,8 +97,24 @@ CATALOG = Catalog([
             "user to review. It does not cancel: only the user can confirm, on this site."),
         on_page=_l("The confirmation dialog opens on the page."),
         schema=PrepareRegistrationCancellationInput,
+        output=PrepareRegistrationCancellationOutput,
         autosubmit=True,
         writes="a pending confirmation only",
         hints=Hints(destructive=False, open_world=False),
+    ),
+    Tool(
+        name="get_my_plans",
+        title=_l("My plans"),
+        description=_l(
+            "List the visitor's own registrations (ids, events, states), what waits for the "
+            "user to confirm, what the user confirmed lately, and their saved events. "
+            "Changes nothing."),
+        on_page=_l("The list on this page is refreshed."),
+        schema=GetMyPlansInput,
+        output=GetMyPlansOutput,
+        autosubmit=True,
+        hints=READS,
+        # The visitor's own data: over MCP only for the visitor who connected the agent.
+        personal=True,
     ),
 ])

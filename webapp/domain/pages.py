@@ -12,11 +12,17 @@ from typing import Protocol
 
 
 class Pages(Protocol):
-    """Where the site's pages are, by what a person does there."""
+    """Where the site's pages are, by what a person does there.
+
+    `tools_only` is true for a caller shown no page (an MCP client): every address it is given
+    is a full one, and its next steps are worded as tools to call (`directions`).
+    """
+
+    tools_only: bool
 
     def event(self, event_id: str) -> str:
-        """The site-relative, language-neutral address of an event's page (the same in both
-        languages: machine data names it)."""
+        """The language-neutral address of an event's page (the same in both languages:
+        machine data names it), site-relative for a caller shown pages, else full."""
         ...
 
     def event_address(self, event_id: str) -> str:
@@ -25,7 +31,13 @@ class Pages(Protocol):
         ...
 
     def registration_form(self, event_id: str) -> str:
-        """The site-relative address where a person registers for an event."""
+        """The address where a person registers for an event (site-relative for a caller
+        shown pages, else full)."""
+        ...
+
+    def registrations(self) -> str:
+        """The address of the visitor's registrations (site-relative for a caller shown
+        pages, else full)."""
         ...
 
     def pending_review(self) -> str:

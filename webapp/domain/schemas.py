@@ -306,6 +306,11 @@ class RegistrationParams(TypedDict):
     registration_id: str
 
 
+class GetMyPlansInput(ToolInput):
+    """`get_my_plans` takes nothing: the plans are those of the visitor who asks (loads
+    `NoParams`)."""
+
+
 class ConfirmInput(ToolInput):
     """A human-only confirm form: the single-use token of the review it confirms."""
 

@@ -18,8 +18,14 @@ from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Protocol
+
+if TYPE_CHECKING:  # `oauth` reads the dataclasses below
+    from .oauth import OAuthClient
+    from .oauth import OAuthCode
+    from .oauth import OAuthTokens
 
 
 class StorageError(Exception):
@@ -132,6 +138,10 @@ class AgentConnection:
     created_at: datetime
     expires_at: datetime
     last_used_at: datetime | None = None
+    # The OAuth client it was granted to (`storage.oauth`); None for a pasted token.
+    client_id: str | None = None
+    # The language of the page that connected it ("zh-TW" or "en"): what its answers speak.
+    language: str = "zh-TW"
 
 
 @dataclass(frozen=True)
@@ -271,6 +281,30 @@ class Storage(Protocol):
     def agent_connection_used(self, connection_id: str, now: datetime) -> None: ...
 
     def revoke_agent_connection(self, visitor_id: str, connection_id: str) -> bool: ...
+
+    # OAuth clients, codes and tokens (`storage.oauth`)
+    def keep_oauth_client(self, client: OAuthClient) -> None: ...
+
+    def oauth_client(self, client_id: str) -> OAuthClient | None: ...
+
+    def create_oauth_code(self, code: OAuthCode, now: datetime) -> None: ...
+
+    def use_oauth_code(self, code_hash: str, now: datetime) -> OAuthCode | None:
+        """Spend a code still good at `now` (atomic); a code spent before ends the
+        connection it made."""
+        ...
+
+    def grant_oauth_connection(self, connection: AgentConnection, unusable_hash: str,
+                               code_hash: str, tokens: OAuthTokens) -> None: ...
+
+    def add_oauth_tokens(self, tokens: OAuthTokens) -> None: ...
+
+    def oauth_access(self, access_hash: str, now: datetime
+                     ) -> tuple[AgentConnection, str] | None: ...
+
+    def spend_refresh_token(self, refresh_hash: str, now: datetime) -> OAuthTokens | None:
+        """Spend a refresh token (atomic); one spent before ends its connection."""
+        ...
 
     # carried results
     def keep_carried_result(self, key_hash: str, body: str, expires_at: datetime,

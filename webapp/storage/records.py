@@ -39,6 +39,7 @@ from .dialect import Dialect
 from .dialect import guarded
 from .index import Indexed
 from .index import SearchIndex
+from .oauth import OAuthRecords
 from .outbox import OutboxRecords
 from .schema import MIGRATIONS
 from .shared import NO_MATCHES
@@ -134,6 +135,8 @@ def agent_connection_of(row: Row, moment: Moment) -> AgentConnection:
         created_at=moment(row["created_at"]),
         expires_at=moment(row["expires_at"]),
         last_used_at=moment(row["last_used_at"]) if row["last_used_at"] else None,
+        client_id=row["client_id"],
+        language=row["language"],
     )
 
 
@@ -203,7 +206,8 @@ CALENDAR_FEED_OWNER = "SELECT visitor_id FROM calendar_feeds WHERE token_hash = 
 CALENDAR_FEED_SINCE = "SELECT created_at FROM calendar_feeds WHERE visitor_id = :visitor_id"
 CREATE_AGENT_CONNECTION = (
     "INSERT INTO agent_connections (id, token_hash, visitor_id, label, created_at, "
-    "expires_at) VALUES (:id, :token_hash, :visitor_id, :label, :created_at, :expires_at)")
+    "expires_at, language) VALUES (:id, :token_hash, :visitor_id, :label, :created_at, "
+    ":expires_at, :language)")
 AGENT_CONNECTION = "SELECT * FROM agent_connections WHERE token_hash = :token_hash"
 VISITOR_AGENT_CONNECTIONS = ("SELECT * FROM agent_connections WHERE visitor_id = :visitor_id "
                              "ORDER BY created_at DESC, id")
@@ -247,7 +251,7 @@ APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
 RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:name, :applied_at)"
 
 
-class Records(OutboxRecords, AccountRecords):
+class Records(OutboxRecords, AccountRecords, OAuthRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
@@ -633,6 +637,7 @@ class Records(OutboxRecords, AccountRecords):
             "label": connection.label,
             "created_at": moment_in(connection.created_at),
             "expires_at": moment_in(connection.expires_at),
+            "language": connection.language,
         })
 
     @guarded

@@ -217,4 +217,51 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     "008_registration_language": (
         "ALTER TABLE registrations ADD COLUMN language text NOT NULL DEFAULT 'zh-TW'",
     ),
+    # OAuth 2.1 for MCP clients (`storage.oauth`): the clients the site knows, the codes a
+    # person's approval gives, and the tokens a code or a refresh gives. An approved grant is
+    # an agent connection (listed and revoked with the pasted-token ones); its tokens go with
+    # it. Codes and tokens are kept only as SHA-256 hashes.
+    "009_oauth": (
+        # The client a connection was granted to (none for a pasted token).
+        "ALTER TABLE agent_connections ADD COLUMN client_id text",
+        """CREATE TABLE oauth_clients (
+            client_id {key} PRIMARY KEY,        -- ours (registered) or its metadata's URL
+            metadata {json} NOT NULL,           -- client_name, redirect_uris, ... as checked
+            kind text NOT NULL CHECK (kind IN ('registered', 'document')),  -- RFC 7591, CIMD
+            fetched_at {moment} NOT NULL
+        )""",
+        """CREATE TABLE oauth_codes (
+            code_hash {key} PRIMARY KEY,        -- SHA-256 of the code
+            client_id {key} NOT NULL,
+            visitor_id {key} NOT NULL,          -- lives minutes: pruning visitors skips it
+            redirect_uri text NOT NULL,
+            resource text NOT NULL,             -- RFC 8707: the tokens are for this only
+            scope text NOT NULL,
+            code_challenge text NOT NULL,       -- PKCE, S256 only
+            label text NOT NULL,                -- the client's name, for the connection
+            language text NOT NULL,             -- of the consent page: the connection speaks it
+            expires_at {moment} NOT NULL,
+            used_at {moment},
+            connection_id {key}                 -- what the exchange made (revoked on reuse)
+        )""",
+        "CREATE INDEX oauth_codes_by_expiry ON oauth_codes (expires_at)",
+        # One row per issue: a refresh spends its row's refresh token and writes a new row, so
+        # a refresh token used twice is found spent and ends the whole connection.
+        """CREATE TABLE oauth_tokens (
+            access_hash {key} PRIMARY KEY,      -- SHA-256 of the access token
+            refresh_hash {key} NOT NULL UNIQUE, -- SHA-256 of the refresh token
+            connection_id {key} NOT NULL REFERENCES agent_connections (id) ON DELETE CASCADE,
+            client_id {key} NOT NULL,
+            resource text NOT NULL,
+            scope text NOT NULL,
+            access_expires_at {moment} NOT NULL,
+            refresh_used_at {moment}
+        )""",
+        "CREATE INDEX oauth_tokens_by_connection ON oauth_tokens (connection_id)",
+    ),
+    # The language of the page that connected an agent: its answers over MCP speak it unless a
+    # request asks for another. Connections from before it was kept speak the default.
+    "010_agent_connection_language": (
+        "ALTER TABLE agent_connections ADD COLUMN language text NOT NULL DEFAULT 'zh-TW'",
+    ),
 }

@@ -33,7 +33,10 @@ def external_url_for(endpoint: str, **values: Any) -> str:
 
 
 class SitePages:
-    """The domain's `Pages`, from this site's routes (language-neutral addresses)."""
+    """The domain's `Pages`, from this site's routes (language-neutral addresses), for a
+    caller shown pages: a browser, an agent in it, a JSON client of the routes."""
+
+    tools_only = False
 
     def event(self, event_id: str) -> str:
         """The neutral address of an event's page."""
@@ -41,11 +44,15 @@ class SitePages:
 
     def event_address(self, event_id: str) -> str:
         """The full neutral address of an event's page."""
-        return absolute_url(self.event(event_id))
+        return absolute_url(SitePages.event(self, event_id))
 
     def registration_form(self, event_id: str) -> str:
         """The neutral address of an event's registration form."""
         return url_for("registrations.register", event_id=event_id, lang_code=None)
+
+    def registrations(self) -> str:
+        """The neutral address of the visitor's registrations."""
+        return url_for("registrations.index", lang_code=None)
 
     def pending_review(self) -> str:
         """The full neutral address of the visitor's review page."""
@@ -59,3 +66,22 @@ class SitePages:
         """The full address of a registration's manage link, under the language's prefix."""
         return external_url_for("registrations.manage", registration_id=registration_id,
                                 signature=signature, lang_code=language)
+
+
+class AgentPages(SitePages):
+    """The domain's `Pages` for an agent shown no page (an MCP client): every address full,
+    since it has no page to read a relative one against."""
+
+    tools_only = True
+
+    def event(self, event_id: str) -> str:
+        """The full neutral address of an event's page."""
+        return absolute_url(super().event(event_id))
+
+    def registration_form(self, event_id: str) -> str:
+        """The full neutral address of an event's registration form."""
+        return absolute_url(super().registration_form(event_id))
+
+    def registrations(self) -> str:
+        """The full neutral address of the visitor's registrations."""
+        return absolute_url(super().registrations())

@@ -20,17 +20,20 @@ from flask_webmcp.calls import CallRecord
 from flask_webmcp.calls import Calls
 from flask_webmcp.calls import Ran
 from flask_webmcp.result import ToolResult
+from flask_webmcp.routes import current_role
 
 from ..clock import site_now
 from ..clock import site_timezone
 from ..domain.actions import ActionContext
 from ..domain.actions import SiteAction
+from ..domain.catalog import CATALOG
 from ..domain.tokens import CheckInCodes
 from ..domain.tokens import ManageLinks
 from ..domain.tokens import ReviewTokens
 from ..storage import Activity
 from ..storage import StorageError
 from ..storage.connection import get_db
+from .addresses import AgentPages
 from .addresses import SitePages
 from .languages import current_language
 from .visitors import cookie_visitor
@@ -38,14 +41,18 @@ from .visitors import live_visitor
 from .visitors import session_hash
 from .visitors import visitor_for_write
 
+# The source of the calls of agents shown no page (MCP clients, `mcp.py`).
+MCP_SOURCE = "mcp"
+
 
 def action_context(visitor_id: str | None, source: str = "human") -> ActionContext:
-    """The context of the current request."""
+    """The context of the current request (an MCP client's calls are given full addresses
+    and next steps worded as tools: it is shown no page)."""
     config = current_app.config
     return ActionContext(
         now=site_now(),
         timezone=site_timezone(),
-        pages=SitePages(),
+        pages=AgentPages() if source == MCP_SOURCE else SitePages(),
         source=source,
         visitor_id=visitor_id,
         connection_lifetime=timedelta(seconds=int(config["AGENT_CONNECTION_TTL"])),
@@ -100,4 +107,15 @@ def run_tool(bound: dict[str, Any] | None = None, needs_visitor: bool = True) ->
     if request.method == "POST":
         return CALLS.route_call(acting_for=lambda: visitor_for_write(get_db()),
                                 asker=cookie_visitor(), bound=bound)
+    if _personal():
+        # What it reads is the visitor's own: only while their session lives (an ended one
+        # reads as nobody's, as the pages show it), and a read never extends it.
+        return CALLS.route_call(acting_for=lambda: live_visitor(get_db()),
+                                asker=cookie_visitor(), bound=bound)
     return CALLS.route_call(acting_for=cookie_visitor, asker=cookie_visitor(), bound=bound)
+
+
+def _personal() -> bool:
+    """Whether the route handling this request runs a personal tool (the catalog says so)."""
+    role = current_role()
+    return role is not None and role.name in CATALOG and CATALOG[role.name].personal

@@ -6,6 +6,7 @@ details go to the server log.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 from flask import Flask
 from flask import Response
 from flask import current_app
+from flask import g
 from flask import request
 from flask import url_for
 from flask_babel import gettext as _
@@ -36,6 +38,7 @@ from flask_webmcp.result import session_expired
 from flask_webmcp.routes import current_action
 
 from ..storage import StorageError
+from . import limit_counters
 from .addresses import site_url
 
 # The heading people read above an error's message.
@@ -91,6 +94,18 @@ def window(limit: RateLimitItem) -> str:
     return str(one) if limit.multiples == 1 else several(limit.multiples)
 
 
+def retry_after(error: RateLimitExceeded) -> int:
+    """Whole seconds (at least 1) until the budget a request met has room again: the
+    envelope's `retryAfterSeconds`, which the Retry-After header repeats (`limits`)."""
+    limiters = current_app.extensions.get("limiter", ())
+    met = next((limiter.current_limit for limiter in limiters if limiter.current_limit), None)
+    # The window's end, rounded up: a client that waits this long finds room.
+    ends = met.window.reset_time if met is not None else limit_counters.now() + 1
+    seconds = max(1, math.ceil(ends - limit_counters.now()))
+    g.retry_after_seconds = seconds
+    return seconds
+
+
 def error_heading(result: ToolResult) -> str:
     """The heading of an error page."""
     return str(HEADINGS.get(result.status, _("Error")))
@@ -117,7 +132,8 @@ def handle_http_error(error: HTTPException) -> Response:
         result = invalid_input(action, {"_schema": [_("The request is too large.")]},
                                message=_("The request is too large."), http_status=413)
     elif code == 429:
-        result = (rate_limited(action, error.description, window(error.limit.limit))
+        result = (rate_limited(action, error.description, window(error.limit.limit),
+                               retry_after(error))
                   if isinstance(error, RateLimitExceeded) else rate_limited(action))
     elif code < 500:
         result = invalid_input(action, {"_schema": [_("The request could not be understood.")]},

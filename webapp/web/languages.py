@@ -66,7 +66,11 @@ NEGOTIATED_BY = ("Accept-Language", "Cookie")
 BY_PRIMARY_SUBTAG = {"zh": "zh-TW", "en": "en"}
 SUBTAG_SEPARATOR = re.compile("[-_]")
 # Endpoints with no language: they say nothing to people.
-NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.", "discovery.", "calendars.")
+NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.", "discovery.", "calendars.",
+                     "oauth_server.")
+# Endpoints whose neutral address answers a GET in place rather than sending it to a language:
+# the home page, and the MCP endpoint (a client's GET there must learn it serves POST only).
+ANSWERED_IN_PLACE = ("index", "mcp.endpoint")
 
 
 class LanguageConverter(BaseConverter):
@@ -83,12 +87,20 @@ def preferred_language() -> str:
     chosen = request.cookies.get(COOKIE)
     if chosen in LANGUAGES:
         return chosen
+    return accepted_language() or DEFAULT
+
+
+def accepted_language() -> str | None:
+    """The site's language the request's `Accept-Language` ranks highest, or None when it
+    names none (absent, or only `*`, as some HTTP clients send by default)."""
+    if not any(tag != "*" for tag, _quality in request.accept_languages):
+        return None
     # Weighed by primary subtag alone: given the full tags, best_match takes an exact match
     # ("en;q=0.5") before a better-ranked tag it only matches by its primary subtag ("zh-CN").
     ranked = LanguageAccept((SUBTAG_SEPARATOR.split(tag, maxsplit=1)[0], quality)
                             for tag, quality in request.accept_languages)
     best = ranked.best_match(BY_PRIMARY_SUBTAG)
-    return BY_PRIMARY_SUBTAG[best] if best else DEFAULT
+    return BY_PRIMARY_SUBTAG[best] if best else None
 
 
 def current_language() -> Language:
@@ -145,8 +157,9 @@ def _negotiate() -> BaseResponse | None:
     page to that page in their language."""
     if g.get("language_in_url") or is_neutral_endpoint(request.endpoint):
         return None
-    g.language = preferred_language()
-    if (request.method in ("GET", "HEAD") and request.endpoint != "index"
+    # A blueprint may have chosen it already (the MCP endpoint: `mcp.choose_language`).
+    g.language = g.get("language") or preferred_language()
+    if (request.method in ("GET", "HEAD") and request.endpoint not in ANSWERED_IN_PLACE
             and not wants_json() and not is_partial()):
         query = request.query_string.decode()
         # The path as it was sent: decoded, it may hold characters no header may carry.
@@ -180,7 +193,10 @@ def _prefix_every_page(app: Flask) -> None:
     for rule in list(app.url_map.iter_rules()):
         if is_neutral_endpoint(rule.endpoint):
             continue
-        methods = set(rule.methods or ()) - {"HEAD", "OPTIONS"}
+        # OPTIONS stays where the view answers it itself (the MCP endpoint's CORS preflight);
+        # elsewhere Flask answers it, as it does at the neutral address.
+        automatic = getattr(rule, "provide_automatic_options", True)
+        methods = set(rule.methods or ()) - ({"HEAD", "OPTIONS"} if automatic else {"HEAD"})
         app.add_url_rule("/<language:lang_code>" + rule.rule, endpoint=rule.endpoint,
                          methods=sorted(methods))
 

@@ -35,6 +35,11 @@ from limits.storage import Storage
 SWEEP_EVERY_SECONDS = 1.0
 
 
+def now() -> float:
+    """The counters' clock (seconds since the epoch): when a window ends is told by it."""
+    return time.time()
+
+
 class LocalCounters(Storage):
     """Fixed-window counters in this process, swept on use instead of by a timer thread."""
 

@@ -6,15 +6,22 @@ address; reads per address; registrations prepared for one event per address and
 e-mail address; and sign-in links asked for per e-mail address and per address. A client is
 the visitor of the session, else the browser session (before its first write there is no
 visitor yet), else the address: so people behind one address (an
-office, a conference Wi-Fi) each have their own budget, under the address's ceiling. An
-agent calling `/mcp` is its live connection, else its address; each of its calls is a write.
+office, a conference Wi-Fi) each have their own budget, under the address's ceiling.
 A new session costs one GET, so the address, not the session, bounds what one machine can do;
 and every registration is prepared first, so counting those per event bounds the seats one
 address or one e-mail address takes. The address is the connection's, or behind trusted
 proxies the one they saw (`proxies.py`); never a header the client sets.
 
+An agent calling `/mcp` sends every message as a POST, so what it spends is read from the
+message (`spends`): a call of a tool that is not read-only writes; everything else (the
+handshake, `ping`, notifications, `tools/list`, `server/discover`, searches, details) reads,
+so a spent write budget never keeps an agent from connecting or listing its tools. Its client
+is its live connection, else its address; a connected agent spends no budget of its address
+(hosted clients call from a few addresses for all their users: each connection was made by a
+person, on a page that spent their address's budget).
+
 Each budget is a Flask-Limiter application limit with its own key function and scope;
-`methods` and `exempt_when` say which requests it counts. Flask-Limiter reads its own
+`spends` and `exempt_when` say which requests it counts. Flask-Limiter reads its own
 `RATELIMIT_*` settings too (`RATELIMIT_ENABLED`, `RATELIMIT_STORAGE_URI`), and keeps its
 counters in that storage: by default in a file every gunicorn worker of the host shares
 (`host://`, `limit_counters.py`), so the budgets hold however many workers serve;
@@ -22,7 +29,7 @@ counters in that storage: by default in a file every gunicorn worker of the host
 loaded (an id the schema refused counts in no event's budget), so none is longer than its
 pattern allows. The
 429 is answered as an envelope by `errors.handle_http_error`, with the sentence of the budget
-it met.
+it met and the seconds to wait (`errors.retry_after`), which the Retry-After header repeats.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
+from flask import Response
 from flask import current_app
 from flask import g
 from flask import has_request_context
@@ -55,6 +63,7 @@ from flask_webmcp.text import Text
 
 from ..domain.actions.accounts import request_sign_in
 from ..domain.actions.registrations import prepare_event_registration
+from ..domain.catalog import CATALOG
 from . import limit_counters  # noqa: F401 - registers `host://` and `local://`
 from .mcp import is_mcp_request
 from .mcp import live_connection
@@ -62,6 +71,26 @@ from .visitors import cookie_visitor
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 READ_METHODS = ("GET", "HEAD")
+# What a request spends: the budgets of writes, or those of reads.
+WRITE = "write"
+READ = "read"
+
+
+def spends() -> str | None:
+    """Which budgets the current request spends: WRITE, READ, or None (OPTIONS)."""
+    if is_mcp_request():
+        return WRITE if agent_writes() else READ
+    if request.method in WRITE_METHODS:
+        return WRITE
+    return READ if request.method in READ_METHODS else None
+
+
+def agent_writes() -> bool:
+    """The MCP message calls a tool that is not read-only (a retry that only fetches an
+    earlier call's answer writes nothing; an unknown tool is refused unrun)."""
+    call = requested_tool_call()
+    return (call is not None and not call.resumed and call.name in CATALOG
+            and not CATALOG[call.name].hints.read_only)
 
 
 def client_key() -> str:
@@ -87,6 +116,17 @@ def client_key() -> str:
 def address_key() -> str:
     """The client's address (see `proxies.py` for where it comes from behind proxies)."""
     return f"address:{get_remote_address()}"
+
+
+def reader_key() -> str:
+    """Whose read budget a request spends: an agent's live connection, else the address."""
+    return client_key() if is_mcp_request() else address_key()
+
+
+def connected_agent() -> bool:
+    """The request is an agent's over MCP with a live connection: its own budget, not its
+    address's."""
+    return is_mcp_request() and live_connection() is not None
 
 
 def event_address_key() -> str:
@@ -176,24 +216,25 @@ def not_preparing_a_registration() -> bool:
 @dataclass(frozen=True)
 class Budget:
     """One limit: the setting that sizes it, whose budget a request spends, which requests
-    count, and what the 429 tells the client (in the language of the request)."""
+    count (`spent`: WRITE or READ, see `spends`), and what the 429 tells the client (in the
+    language of the request)."""
 
     setting: str
     key: Callable[[], str]
-    methods: tuple[str, ...]
+    spent: str
     message: Text
     exempt_when: Callable[[], bool] | None = None
 
     def size(self) -> str:
         """The budget as Flask-Limiter reads it for this request: the app's setting, or no
-        limit at all ("") for a request of a method the budget does not count (outside a
+        limit at all ("") for a request that spends the other kind of budget (outside a
         request, e.g. listing the limits, the setting).
 
         Flask-Limiter parses and compares every application limit of every request before it
-        looks at their methods: a read would otherwise build and discard the five write
-        budgets, about 70 µs of CPU in a search's 0.8 ms.
+        looks at whether one counts it: a read would otherwise build and discard the seven
+        write budgets, about 70 µs of CPU in a search's 0.8 ms.
         """
-        if has_request_context() and request.method not in self.methods:
+        if has_request_context() and spends() != self.spent:
             return ""
         return str(current_app.config[self.setting])
 
@@ -202,39 +243,51 @@ class Budget:
         return ApplicationLimit(
             limit_provider=self.size,
             key_function=self.key, scope=self.setting.removeprefix("RATELIMIT_").lower(),
-            methods=self.methods, exempt_when=self.exempt_when,
-            error_message=lambda: str(self.message))
+            exempt_when=self.exempt_when, error_message=lambda: str(self.message))
 
 
 BUDGETS = (
-    Budget("RATELIMIT_WRITES", client_key, WRITE_METHODS,
+    Budget("RATELIMIT_WRITES", client_key, WRITE,
            _l("Too many requests in a short time. Wait a minute and try again.")),
-    Budget("RATELIMIT_WRITES_PER_ADDRESS", address_key, WRITE_METHODS,
+    Budget("RATELIMIT_WRITES_PER_ADDRESS", address_key, WRITE,
            _l("Too many requests from your network in a short time. Wait a minute and try "
-              "again.")),
-    Budget("RATELIMIT_NEW_VISITORS_PER_ADDRESS", address_key, WRITE_METHODS,
+              "again."),
+           exempt_when=connected_agent),
+    Budget("RATELIMIT_NEW_VISITORS_PER_ADDRESS", address_key, WRITE,
            _l("Too many new sessions from your network in a short time. Try again later."),
            exempt_when=starts_no_visitor),
-    Budget("RATELIMIT_READS_PER_ADDRESS", address_key, READ_METHODS,
+    Budget("RATELIMIT_READS_PER_ADDRESS", reader_key, READ,
            _l("Too many requests from your network in a short time. Wait a minute and try "
               "again.")),
-    Budget("RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS", event_address_key, ("POST",),
+    Budget("RATELIMIT_REGISTRATIONS_PER_EVENT_ADDRESS", event_address_key, WRITE,
            _l("Too many registrations for this event from your network. Try again later."),
            exempt_when=not_preparing_a_registration),
-    Budget("RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL", event_email_key, ("POST",),
+    Budget("RATELIMIT_REGISTRATIONS_PER_EVENT_EMAIL", event_email_key, WRITE,
            _l("Too many registrations for this event with this e-mail address. Try again "
               "later."),
            exempt_when=not_preparing_a_registration),
-    Budget("RATELIMIT_SIGN_IN_PER_EMAIL", sign_in_email_key, ("POST",),
+    Budget("RATELIMIT_SIGN_IN_PER_EMAIL", sign_in_email_key, WRITE,
            _l("Too many sign-in links for this e-mail address. Use the last one we sent, or "
               "try again later."),
            exempt_when=not_asking_for_a_sign_in_link),
-    Budget("RATELIMIT_SIGN_IN_PER_ADDRESS", address_key, ("POST",),
+    Budget("RATELIMIT_SIGN_IN_PER_ADDRESS", address_key, WRITE,
            _l("Too many sign-in links asked for from your network. Try again later."),
            exempt_when=not_asking_for_a_sign_in_link),
 )
 
 
+def same_retry_after(response: Response) -> Response:
+    """An answer over a budget says in its Retry-After header the seconds its envelope says
+    (`retryAfterSeconds`), both from `errors.retry_after`: Flask-Limiter's own header rounds
+    down, to 0 in the last second of a window."""
+    seconds = g.get("retry_after_seconds")
+    if seconds is not None:
+        response.headers["Retry-After"] = str(seconds)
+    return response
+
+
 def init_app(app: Flask) -> Limiter:
     """Limit every request at each scope (a limiter of its own for each app); returns it."""
+    # Registered first, so it runs after Flask-Limiter has written its headers.
+    app.after_request(same_retry_after)
     return Limiter(client_key, app=app, application_limits=[b.limit() for b in BUDGETS])

@@ -15,15 +15,18 @@ from werkzeug.routing import BaseConverter
 
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
+from flask_webmcp.negotiation import render_result
 from flask_webmcp.negotiation import wants_json
 from flask_webmcp.negotiation import with_vary
 from flask_webmcp.result import Status
+from flask_webmcp.result import ToolResult
 from flask_webmcp.result import not_found
 from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 from flask_webmcp.routes import tool_route
 
 from ..domain.actions import calendars
+from ..domain.actions import plans
 from ..domain.actions import registrations as actions
 from ..domain.actions.events import unknown_event
 from ..domain.schemas import REGISTRATION_ID_SHAPE
@@ -63,13 +66,15 @@ def _register_context(event_id: str) -> dict[str, Any]:
     return shown
 
 
-def _index_context() -> dict[str, Any]:
-    """The visitor's registrations (active, then cancelled), recent activity and since when
-    they have a calendar address."""
+def _index_context(own_plans: ToolResult | None = None) -> dict[str, Any]:
+    """The visitor's registrations (active, then cancelled), recent activity, since when
+    they have a calendar address, and their plans as get_my_plans answers them (`own_plans`,
+    else read for the page: a visit is no call, so the activity log gets no line of it)."""
     db = get_db()
     ctx = action_context(live_visitor(db))
     return {**actions.registrations_overview(db, ctx, ACTIVITY_SHOWN),
-            "calendar_since": calendars.calendar_feed_since(db, ctx)}
+            "calendar_since": calendars.calendar_feed_since(db, ctx),
+            "plans": own_plans or plans.get_my_plans.run(db, {}, ctx)}
 
 
 @page_route(bp, "/events/<event_id>/register", "prepare_event_registration",
@@ -113,11 +118,26 @@ def confirm() -> Response:
 
 
 @page_route(bp, "/registrations", "prepare_registration_cancellation",
-            offers=("prepare_registration_cancellation",))
+            offers=("get_my_plans", "prepare_registration_cancellation"))
 def index() -> Response:
-    """The visitor's registrations, the cancellation form and their recent activity."""
-    return with_vary(render_template("registrations/index.html", result=page_result(),
-                                     values={}, errors={}, **_index_context()))
+    """The visitor's registrations, the cancellation form and their recent activity; its
+    JSON-LD is their plans (get_my_plans), unless a POST carried its result here."""
+    context = _index_context()
+    return with_vary(render_template("registrations/index.html",
+                                     result=page_result(context["plans"]), values={},
+                                     errors={}, **context))
+
+
+@tool_route(bp, "/registrations/plans", plans.get_my_plans,
+            offers=("get_my_plans", "prepare_registration_cancellation"))
+def my_plans() -> Response:
+    """get_my_plans: JSON, the registrations panel (refreshed in place) or, without
+    JavaScript, My registrations with the plans as its JSON-LD."""
+    result = run_tool().result
+    if result.status is not Status.SUCCESS:
+        return render_error(result)  # the panel stays as it was; the failure shows beside
+    return render_result(result, "registrations/index.html", "registrations/_panel.html",
+                         values={}, errors={}, **_index_context(result))
 
 
 @tool_route(bp, "/registrations/cancellation", actions.prepare_registration_cancellation,

@@ -81,6 +81,15 @@ def keep_alive(db: Storage, visitor_id: str) -> str:
     return visitor_id
 
 
+def still_alive(db: Storage, visitor_id: str) -> str:
+    """The visitor a read of their own data is for (the agent they connected asks), while
+    their session lasts; SessionExpired when it is over. A read extends nothing."""
+    expires = db.visitor_expires_at(visitor_id)
+    if expires is None or expires <= site_now():
+        raise SessionExpired
+    return visitor_id
+
+
 # The session cookie of a signed-in browser also holds the id of its account session (whose
 # hash the database keeps), beside the account's visitor id under VISITOR_KEY.
 ACCOUNT_SESSION_KEY = "account_session"

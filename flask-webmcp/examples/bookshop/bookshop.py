@@ -67,9 +67,21 @@ class OrderBookInput(Schema):
                               metadata={"label": "Copies", "description": "How many copies"})
 
 
+class BookOutput(Schema):
+    id = fields.String(required=True)
+    title = fields.String(required=True)
+    author = fields.String(required=True)
+    genre = fields.String(required=True)
+
+
+class FoundBooksOutput(Schema):
+    books = fields.List(fields.Nested(BookOutput), required=True)
+    count = fields.Integer(required=True)
+
+
 CATALOG = Catalog([
     Tool(name="find_books", title="Find books", schema=FindBooksInput, autosubmit=True,
-         description="Search the shop's books and list the matches.",
+         output=FoundBooksOutput, description="Search the shop's books and list the matches.",
          hints=Hints(read_only=True, idempotent=True, open_world=False)),
     Tool(name="order_book", title="Order a book", schema=OrderBookInput, autosubmit=False,
          description="Order the book on this page. The person confirms the order."),
@@ -148,7 +160,8 @@ def call_tool(tool: Tool, arguments: dict[str, Any]) -> ToolOutcome:
     if not tool.hints.read_only:
         return ToolOutcome.of(people_only(tool.name))
     action = tool_actions(current_app)[tool.name]
-    return ToolOutcome.of(CALLS.call(action, input_fields(arguments), source="mcp").result)
+    return ToolOutcome.of(CALLS.call(action, input_fields(arguments), source="mcp",
+                                     typed=True).result)
 
 
 MCP = MCPEndpoint(CATALOG, name="bookshop", version="0.1.0", call_tool=call_tool,
@@ -188,7 +201,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
                                   book_id=book_id, book=shop.books.get(book_id),
                                   values=submitted)
 
-    @app.post("/mcp")
+    @app.route("/mcp", methods=MCP.METHODS)  # POST; 405 for GET, DELETE; CORS preflights
     @csrf.exempt  # an MCP client sends no form token (and no cookie to protect)
     def mcp() -> Response:
         """The tools for MCP clients (Streamable HTTP, one JSON answer per request)."""

@@ -3,7 +3,8 @@
 A tool route takes its input as query parameters (GET) or a form or JSON body (POST), and
 answers the result envelope: as JSON when asked, else as an HTML page or htmx partial that
 embeds the same envelope as JSON-LD. `EnvelopeSchema` describes that envelope; `operation`
-describes one route from the marshmallow schema that validates it.
+describes one route from the marshmallow schema that validates it; `envelope_json_schema`
+gives the envelope as one JSON Schema, its `data` narrowed to what a tool declares.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import cast
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.openapi import OpenAPIConverter
+from marshmallow import EXCLUDE
 from marshmallow import Schema
 from marshmallow import fields
 from marshmallow import validate
@@ -62,6 +64,16 @@ class EnvelopeSchema(Schema):
     constraints_relaxed = fields.Boolean(data_key="constraintsRelaxed", metadata={
         "description": "Searches: always false (no filter is dropped silently)"})
     untrusted_content = fields.Nested(UntrustedContentSchema, data_key="untrustedContent")
+
+
+class RetryAfterSchema(Schema):
+    """The `data` of a `rate_limited` answer, whichever tool gives it (`result.rate_limited`)."""
+
+    class Meta:
+        unknown = EXCLUDE  # a later release may add keys: clients that validate must not break
+
+    retry_after_seconds = fields.Integer(required=True, data_key="retryAfterSeconds", metadata={
+        "description": "Seconds to wait before trying again"})
 
 
 @dataclass(frozen=True)
@@ -197,15 +209,24 @@ def statuses(*words: str) -> tuple[Status, ...]:
     return tuple(Status.from_word(word) for word in words)
 
 
-def envelope_json_schema() -> dict[str, Any]:
+def envelope_json_schema(data: type[Schema] | None = None) -> dict[str, Any]:
     """The envelope as one self-contained JSON Schema (nested parts inlined, no $ref): what an
-    MCP client is told a tool's structured result looks like (its outputSchema)."""
+    MCP client is told a tool's structured result looks like (its outputSchema). With `data`,
+    the schema of what the tool's answers carry, `data` is that (or a `rate_limited`
+    answer's), not any object."""
     # A resolver that names no schema makes apispec inline nested ones (its annotation says
     # a resolver always returns a name; its documentation says None inlines).
     inline = cast(Callable[[type[Schema]], str], lambda schema: None)
     plugin = MarshmallowPlugin(schema_name_resolver=inline)
     APISpec(title="envelope", version="1", openapi_version="3.1.0", plugins=[plugin])
-    schema: dict[str, Any] = _converter_of(plugin).schema2jsonschema(EnvelopeSchema)
+    converter = _converter_of(plugin)
+    schema: dict[str, Any] = converter.schema2jsonschema(EnvelopeSchema)
+    if data is not None:
+        schema["properties"]["data"] = {
+            "description": schema["properties"]["data"]["description"],
+            "anyOf": [converter.schema2jsonschema(data),
+                      converter.schema2jsonschema(RetryAfterSchema)]}
     return schema
 
-__all__ = ["EnvelopeSchema", "Operation", "add_operation", "envelope_json_schema", "new_spec"]
+__all__ = ["EnvelopeSchema", "Operation", "RetryAfterSchema", "add_operation",
+           "envelope_json_schema", "new_spec"]

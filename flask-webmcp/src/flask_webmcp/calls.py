@@ -95,17 +95,18 @@ class Calls:
     def call(self, action: Action[Any], submitted: dict[str, Any], *, source: str,
              acting_for: Callable[[], str | None] = nobody, asker: str | None = None,
              bound: dict[str, Any] | None = None,
-             gone: Callable[[str], ToolResult] = session_expired) -> Ran:
+             gone: Callable[[str], ToolResult] = session_expired, typed: bool = False) -> Ran:
         """Validate `submitted` (with the values `bound` by a page address) with the action's
         schema, ask `acting_for` whom it acts for (`gone` answers when it raises
         PrincipalGone), run it and record it, for that principal or else for the `asker`.
+        `typed`: the values keep their JSON types (an MCP call's arguments; `inputs.load_input`).
 
         Values bound by the address that do not validate mean there is nothing at that
         address: not_found, as for an unknown id.
         """
         principal = None
         try:
-            params = load_input(action.schema, submitted, bound)
+            params = load_input(action.schema, submitted, bound, typed=typed)
         except InputError as error:
             if bound and set(error.errors) <= set(bound) - set(submitted):
                 result = not_found(action.name, _("There is nothing at this address."),

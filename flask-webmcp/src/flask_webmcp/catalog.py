@@ -43,7 +43,9 @@ class Tool:
     on the page that offers its form (a WebMCP form's tooldescription is both: see
     `form_description`), so an agent that is shown no page (MCP) reads no word about one.
     The name is the same in every language; the title and descriptions are read in the
-    language of the request (see `text.Text`).
+    language of the request (see `text.Text`). `output` is the marshmallow schema of the
+    `data` its answers carry (None: any object): MCP's outputSchema narrows the envelope's
+    `data` to it, so a client knows what a result holds without calling the tool.
     """
 
     name: str
@@ -54,12 +56,21 @@ class Tool:
     writes: str = "nothing"
     on_page: Text | None = None
     hints: Hints = Hints()
+    # What it reads belongs to whom the call acts for (their own orders, say): like a tool
+    # that writes, it answers only for someone, never for an anonymous caller.
+    personal: bool = False
+    output: type[Schema] | None = None
 
     def __post_init__(self) -> None:
         if not TOOL_NAME_RE.fullmatch(self.name):
             raise ValueError(f"invalid tool name {self.name!r}")
         if not str(self.description).strip():
             raise ValueError(f"tool {self.name!r} needs a description")
+
+    @property
+    def needs_principal(self) -> bool:
+        """Whether a call must act for someone: a tool that writes, or one that is personal."""
+        return self.personal or not self.hints.read_only
 
     @property
     def form_description(self) -> str:

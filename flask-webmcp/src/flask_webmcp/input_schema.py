@@ -3,7 +3,9 @@
     expected_input_schema(tool, ...)    what a WebMCP browser derives from the tool's form, as
                                         the form macros render it (the `Control`s of `forms`)
     remote_input_schema(tool)           what a client that is shown no page gets (MCP): every
-                                        field an input, ids described by where they come from
+                                        field an input, ids described by where they come from,
+                                        numbers of the JSON type the server takes from it
+                                        (`inputs.json_type`), no property the schema refuses
 
 Each property is built by the same functions that `dev.schema` uses to read a rendered form
 the way Chromium 156 does (`input_schema`, `choice_schema`, `describe`), so the two directions
@@ -20,10 +22,15 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from marshmallow import RAISE
+
 from .catalog import Tool
 from .forms import Control
+from .forms import agent_fields
 from .forms import controls_for
 from .forms import remote_controls
+from .inputs import json_type
+from .inputs import schema_instance
 
 Schema = dict[str, Any]
 
@@ -205,10 +212,28 @@ def remote_input_schema(tool: Tool) -> Schema:
 
     The form's fields keep the schema a WebMCP browser derives from them (enumerations where
     the form has a fixed list); an id that a page would offer as options or carry in its
-    address becomes a string of its pattern, described by where such ids come from.
+    address becomes a string of its pattern, described by where such ids come from. Unlike a
+    form, the call keeps its JSON types, and the server checks them: an integer field is an
+    "integer" (a browser says "number" with a step of 1), and a schema that refuses unknown
+    fields says `additionalProperties: false`.
     """
-    return object_schema((control.name, schema, control.required)
-                         for control in remote_controls(tool.schema)
-                         if (schema := control_schema(control)) is not None)
+    declared = agent_fields(tool.schema)
+    schema = object_schema((control.name, _as_taken(schema, json_type(declared[control.name])),
+                            control.required)
+                           for control in remote_controls(tool.schema)
+                           if (schema := control_schema(control)) is not None)
+    if schema_instance(tool.schema).unknown == RAISE:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _as_taken(schema: Schema, kind: str | None) -> Schema:
+    """A number control's property as the JSON type the server takes for its field."""
+    if kind != "integer" or schema.get("type") != "number":
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "type"}
+    if rest.get("multipleOf") == 1:
+        del rest["multipleOf"]  # "integer" says what a step of 1 said
+    return {"type": "integer", **rest}
 
 __all__ = ["DATE_SENTENCE", "expected_input_schema", "remote_input_schema"]

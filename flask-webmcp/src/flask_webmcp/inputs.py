@@ -2,7 +2,9 @@
 
 A browser form (query string or form body), htmx, the JS bridge and a JSON client all send the
 same fields; this module turns each into one dict and validates it with the marshmallow
-schema, so every caller meets the same rules.
+schema, so every caller meets the same rules. Where the input keeps the types its client gave
+(an MCP call's arguments, whose schema says "integer"), a value must also be of the JSON type
+its field takes (`json_type`): "2" and 2.5 are no page number there, though a form's "2" is.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from flask import request
 from marshmallow import Schema
 from marshmallow import ValidationError
+from marshmallow import fields
 
 from .csrf import csrf_field
 from .text import _
@@ -95,13 +98,52 @@ def schema_instance(schema: type[Schema]) -> Schema:
     return schema()
 
 
+def json_type(field: fields.Field[Any]) -> str | None:
+    """The JSON type a field's value has in typed input: "integer", "number" or "boolean";
+    None for the rest (text, dates, choices: marshmallow refuses what is not a string)."""
+    if isinstance(field, fields.Boolean):
+        return "boolean"
+    if isinstance(field, fields.Integer):
+        return "integer"
+    if isinstance(field, fields.Number):
+        return "number"
+    return None
+
+
+def _is_of_type(value: Any, kind: str) -> bool:
+    if isinstance(value, bool):  # a bool is an int to Python, never a number to JSON
+        return kind == "boolean"
+    if kind == "integer":  # JSON Schema counts 2.0 as an integer
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return kind == "number" and isinstance(value, int | float)
+
+
+def type_errors(schema: Schema, data: Mapping[str, Any]) -> Errors:
+    """The fields of typed input whose value is not of the JSON type the field takes, each
+    with the field's own "invalid" message."""
+    errors: Errors = {}
+    for name, field in schema.load_fields.items():
+        key = field.data_key or name
+        kind = json_type(field)
+        if kind is not None and key in data and not _is_of_type(data[key], kind):
+            errors[key] = [str(field.error_messages["invalid"])]
+    return errors
+
+
 def load_input(schema: type[Schema], data: Mapping[str, Any],
-               bound: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Validate `data` (plus values bound by the URL) with `schema`; InputError lists problems."""
+               bound: Mapping[str, Any] | None = None, *, typed: bool = False
+               ) -> dict[str, Any]:
+    """Validate `data` (plus values bound by the URL) with `schema`; InputError lists problems.
+
+    `typed`: the values keep the JSON types their client gave (an MCP call), so a number
+    field refuses a string and an integer field a fraction (see `json_type`).
+    """
     given = dict(data)
     for name in bound or {}:
         if name in given:
             raise InputError({name: [_("This value is set by the page address.")]})
+    if typed and (errors := type_errors(schema_instance(schema), given)):
+        raise InputError(errors)
     given.update(bound or {})
     try:
         loaded: dict[str, Any] = schema_instance(schema).load(given)
@@ -109,5 +151,5 @@ def load_input(schema: type[Schema], data: Mapping[str, Any],
     except ValidationError as error:
         raise InputError(flatten_messages(error.messages)) from None
 
-__all__ = ["Errors", "InputError", "flatten_messages", "input_fields", "load_input", "read_input",
-           "schema_instance"]
+__all__ = ["Errors", "InputError", "flatten_messages", "input_fields", "json_type", "load_input",
+           "read_input", "schema_instance"]

@@ -1,15 +1,19 @@
 """The catalog's tools for agents that are shown no page: MCP over Streamable HTTP.
 
     endpoint = MCPEndpoint(catalog, name="my-site", version="1.0", call_tool=run, principal=who)
-    bp.add_url_rule("/mcp", view_func=endpoint.respond, methods=["GET", "POST", "DELETE"])
+    bp.add_url_rule("/mcp", view_func=endpoint.respond, methods=endpoint.METHODS)
 
 One POST carries one JSON-RPC message and gets one `application/json` answer (no event
-streams: nothing here is long enough to need one). Nothing is kept between requests, so any
-worker of any host answers any request. Both protocol eras that clients speak are served:
+streams: nothing here is long enough to need one); GET and DELETE answer 405, a notification
+202 with no body. Nothing is kept between requests, so any worker of any host answers any
+request. Both protocol eras that clients speak are served:
 
-- the initialize handshake (2025-06-18, 2025-11-25): `initialize`, `notifications/initialized`,
-  then `tools/list`, `tools/call` and `ping`, each carrying the `MCP-Protocol-Version` header.
-  The server assigns no session id (the specification's MAY), so it has none to remember.
+- the initialize handshake (2025-03-26, 2025-06-18, 2025-11-25): `initialize`,
+  `notifications/initialized`, then `tools/list`, `tools/call` and `ping`, each carrying the
+  `MCP-Protocol-Version` header (a request without one is taken as 2025-03-26, which had no
+  such header). The server assigns no session id (the specification's MAY), so it has none to
+  remember. A JSON-RPC error answers a request with HTTP 200, like any other answer: clients
+  of this era read a 4xx as a failure of the transport and never show the error it carries.
 - the stateless protocol (2026-07-28): no handshake; every request carries its version and the
   client's capabilities in `_meta`, and its method and tool name in the `Mcp-Method` and
   `Mcp-Name` headers, which must agree with the body; `server/discover` says what the server
@@ -17,12 +21,18 @@ worker of any host answers any request. Both protocol eras that clients speak ar
 
 `tools/list` is the catalog: names, titles, descriptions (in the request's language), each
 tool's input schema for a client that is shown no page (`input_schema.remote_input_schema`),
-the result envelope as output schema and the catalog's hints as annotations. `tools/call`
-hands the call to the site (`call_tool`), which answers with the envelope: it is the
-`structuredContent`, with its JSON text as `content` for older clients. A protocol fault (a
-body that is not JSON-RPC, an unknown method or tool, a version the server does not speak,
-headers that disagree with the body) answers a JSON-RPC error; a tool's failure is its envelope
-with `isError`, never a protocol error, so the agent reads the same sentences a page shows.
+the result envelope as output schema (its `data` as the tool's `output` declares it) and the
+catalog's hints as annotations. `tools/call` hands the call to the site (`call_tool`), which
+answers with the envelope: it is the `structuredContent`, with its JSON text as `content` for
+older clients. A protocol fault (a body that is not JSON-RPC, an unknown method or tool, a
+version the server does not speak, headers that disagree with the body) answers a JSON-RPC
+error, with the HTTP status its era gives it (`ProtocolError`); a tool's failure is its
+envelope with `isError`, never a protocol error, so the agent reads the same sentences a page
+shows.
+
+Browsers may call from the origins `allowed_origins` lists, and only from those (any other
+`Origin` is refused 403): a preflight (`OPTIONS`) is answered 204 with what they may send,
+and every answer to them says which headers they may read (CORS).
 
 A call the site answers with a page where a person must finish something (`review_url`: a
 registration the person confirms, say) is offered to a 2026-07-28 client that can open URLs
@@ -56,6 +66,7 @@ from flask import request
 from itsdangerous import BadSignature
 from itsdangerous import TimestampSigner
 from itsdangerous import URLSafeTimedSerializer
+from marshmallow import Schema
 from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -67,7 +78,9 @@ from .result import ToolResult
 from .text import Text
 
 JSONRPC = "2.0"
-HANDSHAKE_VERSIONS = ("2025-06-18", "2025-11-25")
+HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+# The version of a handshake-era request that names none: the last one before the header.
+HEADERLESS_VERSION = "2025-03-26"
 MODERN_VERSIONS = ("2026-07-28",)
 SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
 
@@ -77,6 +90,17 @@ NAME_HEADER = "Mcp-Name"
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
+# What a browser at an allowed origin may send (beyond the headers CORS always lets through),
+# and may read of an answer: the endpoint sends no Mcp-* header (it assigns no session), but
+# a client must read why it was refused (WWW-Authenticate) and how long to wait (Retry-After).
+CORS_METHODS = ("POST",)
+CORS_REQUEST_HEADERS = ("Authorization", "Content-Type", VERSION_HEADER, METHOD_HEADER,
+                        NAME_HEADER, "Last-Event-ID")
+CORS_EXPOSED_HEADERS = ("WWW-Authenticate", "Retry-After")
+# How long a browser may reuse a preflight's answer (Chromium keeps it at most 2 hours); an
+# origin taken off the list is refused at once all the same: every request is checked.
+CORS_MAX_AGE = 3600
 
 # JSON-RPC's own error codes, and those MCP defines (2026-07-28 renumbered them into the range
 # it reserves). RATE_LIMITED is this toolkit's, outside every reserved range.
@@ -97,9 +121,11 @@ NOT_ERRORS = (Status.SUCCESS, Status.NO_RESULTS, Status.CONFIRMATION_REQUIRED)
 
 
 class ProtocolError(Exception):
-    """A request MCP cannot serve: answered as a JSON-RPC error with this HTTP status."""
+    """A request MCP cannot serve: answered as a JSON-RPC error with this HTTP status, or
+    with the one the request's era gives a JSON-RPC error when `status` is None (see
+    `error_status`)."""
 
-    def __init__(self, code: int, message: str, status: int = 400,
+    def __init__(self, code: int, message: str, status: int | None = None,
                  data: dict[str, Any] | None = None):
         super().__init__(message)
         self.code = code
@@ -117,14 +143,17 @@ class ToolOutcome:
     is_error: bool
     review_url: str | None = None
     review_message: str | None = None
+    # `resource_link` content items beside the envelope (the pages of the events it lists).
+    links: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def of(cls, result: ToolResult, review_url: str | None = None,
-           review_message: str | None = None) -> ToolOutcome:
+           review_message: str | None = None,
+           links: tuple[dict[str, Any], ...] = ()) -> ToolOutcome:
         """The outcome of an action's result: a failure unless it did what was asked, found
         nothing, or waits for a person."""
         return cls(result.to_dict(), result.status not in NOT_ERRORS, review_url,
-                   review_message)
+                   review_message, links)
 
 
 class RequestedCall(NamedTuple):
@@ -179,18 +208,26 @@ class MCPEndpoint:
     clock: Callable[[], datetime] = real_clock
     state_lifetime: timedelta = timedelta(minutes=5)
 
+    # The methods the endpoint's route takes: POST, and those it answers itself (405 for GET
+    # and DELETE, which serve no stream and end no session; OPTIONS for browsers' preflights).
+    METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+
     # -- HTTP
 
     def respond(self) -> Response:
         """Answer the current request (the view of the endpoint's route)."""
         try:
+            if request.method == "OPTIONS":
+                return self._preflight()
             if request.method != "POST":
                 raise ProtocolError(INVALID_REQUEST, "The MCP endpoint takes POST requests "
                                     "only; it offers no event stream.", 405)
             self._check_transport()
             message = self._read_message()
             if message.is_notification:
-                return Response(status=202)
+                accepted = Response(status=202)
+                del accepted.headers["Content-Type"]  # no body, so no type
+                return self.cors(accepted)
             return self._answer(message.id, self._dispatch(message))
         except ProtocolError as error:
             response = self.error_answer(error)
@@ -205,7 +242,8 @@ class MCPEndpoint:
             body["data"] = error.data
         message = _raw_message()
         request_id = message.get("id") if message and _valid_id(message.get("id")) else None
-        return _json({"jsonrpc": JSONRPC, "id": request_id, "error": body}, error.status)
+        return self.cors(_json({"jsonrpc": JSONRPC, "id": request_id, "error": body},
+                               error_status(error, message)))
 
     def http_error_answer(self, error: HTTPException) -> Response:
         """An HTTP error met before the endpoint ran (a body over the limit, say), as a
@@ -221,19 +259,42 @@ class MCPEndpoint:
         """The current request's `tools/call`, answered with `outcome` (e.g. the envelope of a
         limit it met before it ran)."""
         message = _raw_message() or {}
-        params = message.get("params")
-        modern = isinstance(params, dict) and VERSION_META in _meta_of(params)
         request_id = message.get("id") if _valid_id(message.get("id")) else None
-        return self._answer(request_id, self._tool_result(outcome, modern))
+        return self._answer(request_id, self._tool_result(outcome, _is_modern(message)))
+
+    def cors(self, response: Response) -> Response:
+        """`response` with what a browser at an allowed origin needs to read it (nothing for
+        any other origin, or for a client that sends none)."""
+        origin = request.headers.get("Origin")
+        response.vary.add("Origin")
+        if origin is not None and origin in self.allowed_origins():
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Expose-Headers"] = ", ".join(CORS_EXPOSED_HEADERS)
+        return response
 
     def _answer(self, request_id: str | int | None, result: dict[str, Any]) -> Response:
-        return _json({"jsonrpc": JSONRPC, "id": request_id, "result": result}, 200)
+        return self.cors(_json({"jsonrpc": JSONRPC, "id": request_id, "result": result}, 200))
 
-    def _check_transport(self) -> None:
+    def _preflight(self) -> Response:
+        """A browser asks what it may send: from an allowed origin, a POST with MCP's headers;
+        from any other, nothing (403, as for its requests)."""
+        self._check_origin()
+        response = Response(status=204)
+        del response.headers["Content-Type"]
+        if request.headers.get("Origin") is not None:
+            response.headers["Access-Control-Allow-Methods"] = ", ".join(CORS_METHODS)
+            response.headers["Access-Control-Allow-Headers"] = ", ".join(CORS_REQUEST_HEADERS)
+            response.headers["Access-Control-Max-Age"] = str(CORS_MAX_AGE)
+        return self.cors(response)
+
+    def _check_origin(self) -> None:
         origin = request.headers.get("Origin")
         if origin is not None and origin not in self.allowed_origins():
             raise ProtocolError(INVALID_REQUEST, "Requests from this origin are not allowed.",
                                 403)
+
+    def _check_transport(self) -> None:
+        self._check_origin()
         if request.headers.get("Accept") and not request.accept_mimetypes["application/json"]:
             raise ProtocolError(INVALID_REQUEST, "This endpoint answers application/json.", 406)
         if request.mimetype != "application/json":
@@ -249,20 +310,22 @@ class MCPEndpoint:
         except RequestEntityTooLarge:
             raise ProtocolError(INVALID_REQUEST, "The request is too large.", 413) from None
         except (ValueError, RecursionError):
-            raise ProtocolError(PARSE_ERROR, "The body is not JSON.") from None
+            raise ProtocolError(PARSE_ERROR, "The body is not JSON.", 400) from None
+        # A body that is no request is input the transport refuses with an HTTP error, in
+        # every era: there is no request to answer.
         if not isinstance(raw, dict):
             raise ProtocolError(INVALID_REQUEST, "Send one JSON-RPC message: an object (MCP "
-                                "has no batches).")
+                                "has no batches).", 400)
         if "method" not in raw and ("result" in raw or "error" in raw):
             raise ProtocolError(INVALID_REQUEST, "This server sends no requests, so it takes "
-                                "no responses.")
+                                "no responses.", 400)
         method, params = raw.get("method"), raw.get("params", {})
         if raw.get("jsonrpc") != JSONRPC or not isinstance(method, str):
-            raise ProtocolError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request.")
+            raise ProtocolError(INVALID_REQUEST, "Not a JSON-RPC 2.0 request.", 400)
         if "id" in raw and not _valid_id(raw["id"]):
-            raise ProtocolError(INVALID_REQUEST, "A request id is a string or an integer.")
+            raise ProtocolError(INVALID_REQUEST, "A request id is a string or an integer.", 400)
         if not isinstance(params, dict):
-            raise ProtocolError(INVALID_REQUEST, "params must be an object.")
+            raise ProtocolError(INVALID_PARAMS, "params must be an object.")
         request_id = raw.get("id")
         if VERSION_META in _meta_of(params):
             return self._modern(request_id, method, params)
@@ -296,12 +359,14 @@ class MCPEndpoint:
         if method == "initialize":
             return Message(request_id, method, params, "", False)
         version = request.headers.get(VERSION_HEADER)
+        if version is None:
+            version = HEADERLESS_VERSION  # a client from before the header (the spec's SHOULD)
         if version in MODERN_VERSIONS:
             raise ProtocolError(INVALID_PARAMS, f"A {version} request needs {VERSION_META} "
-                                f"and {CAPABILITIES_META} in _meta.")
+                                f"and {CAPABILITIES_META} in _meta.", 400)
         if version not in HANDSHAKE_VERSIONS:
-            raise ProtocolError(INVALID_REQUEST, f"Unsupported or missing {VERSION_HEADER} "
-                                "header.", data={"supported": list(SUPPORTED_VERSIONS)})
+            raise ProtocolError(INVALID_REQUEST, f"Unsupported {VERSION_HEADER} header.", 400,
+                                data={"supported": list(SUPPORTED_VERSIONS)})
         return Message(request_id, method, params, version, False)
 
     def _dispatch(self, message: Message) -> dict[str, Any]:
@@ -311,7 +376,7 @@ class MCPEndpoint:
             {"initialize": self._initialize, "ping": lambda _: {},
              "tools/list": self._list_tools, "tools/call": self._call_tool})
         if message.method not in methods:
-            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {message.method}", 404)
+            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
         return methods[message.method](message)
 
     # -- the methods
@@ -364,7 +429,7 @@ class MCPEndpoint:
             "title": str(tool.title),
             "description": str(tool.description),
             "inputSchema": remote_input_schema(tool),
-            "outputSchema": output_schema(),
+            "outputSchema": output_schema(tool.output),
             "annotations": {"readOnlyHint": hints.read_only,
                             "destructiveHint": hints.destructive,
                             "idempotentHint": hints.idempotent,
@@ -374,7 +439,8 @@ class MCPEndpoint:
     def _tool_result(self, outcome: ToolOutcome, modern: bool) -> dict[str, Any]:
         result = {
             "content": [{"type": "text",
-                         "text": json.dumps(outcome.envelope, ensure_ascii=False)}],
+                         "text": json.dumps(outcome.envelope, ensure_ascii=False)},
+                        *outcome.links],
             "structuredContent": outcome.envelope,
             "isError": outcome.is_error,
         }
@@ -427,6 +493,25 @@ class MCPEndpoint:
                 "_meta": {SERVER_INFO_META: self._server_info()}}
 
 
+def error_status(error: ProtocolError, message: dict[str, Any] | None) -> int:
+    """The HTTP status of a JSON-RPC error answering `message` (the request's body).
+
+    The error's own status if it has one (a refusal of the transport: an origin, a media
+    type, a size, a version header). Else the request's era decides: a 2026-07-28 request is
+    refused 404 for a method the server lacks and 400 for anything else, as that revision
+    says; a handshake-era request gets its error with 200, like any answer to a request (the
+    TypeScript SDK reports any other status as a transport failure, not the error). Input
+    that is no request (a notification) is refused 400.
+    """
+    if error.status is not None:
+        return error.status
+    if message is None or not _valid_id(message.get("id")):
+        return 400
+    if _is_modern(message):
+        return 404 if error.code == METHOD_NOT_FOUND else 400
+    return 200
+
+
 def requested_tool_call() -> RequestedCall | None:
     """The `tools/call` the current request's body carries, or None (read leniently: the
     endpoint checks the message when it runs)."""
@@ -441,12 +526,13 @@ def requested_tool_call() -> RequestedCall | None:
 
 
 @functools.cache
-def output_schema() -> dict[str, Any]:
-    """Every tool's output schema: the result envelope (from `apidoc`, imported on first use:
-    apispec is needed by nothing else while the site runs)."""
+def output_schema(data: type[Schema] | None = None) -> dict[str, Any]:
+    """A tool's output schema: the result envelope, its `data` as the tool's `output` says
+    (from `apidoc`, imported on first use: apispec is needed by nothing else while the site
+    runs)."""
     from .apidoc import envelope_json_schema
 
-    return envelope_json_schema()
+    return envelope_json_schema(data)
 
 
 class _ClockSigner(TimestampSigner):
@@ -470,6 +556,12 @@ def _raw_message() -> dict[str, Any] | None:
         g.webmcp_mcp_message = body if isinstance(body, dict) else None
     message: dict[str, Any] | None = g.webmcp_mcp_message
     return message
+
+
+def _is_modern(message: dict[str, Any]) -> bool:
+    """Whether a request's body is of the 2026-07-28 era (its version in `_meta`)."""
+    params = message.get("params")
+    return isinstance(params, dict) and VERSION_META in _meta_of(params)
 
 
 def _meta_of(params: dict[str, Any]) -> dict[str, Any]:
@@ -509,5 +601,5 @@ def _json(body: dict[str, Any], status: int) -> Response:
                     mimetype="application/json")
 
 __all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "MCPEndpoint", "METHOD_NOT_FOUND", "ProtocolError",
-           "RATE_LIMITED", "SUPPORTED_VERSIONS", "ToolOutcome", "output_schema",
+           "RATE_LIMITED", "SUPPORTED_VERSIONS", "ToolOutcome", "error_status", "output_schema",
            "requested_tool_call"]

@@ -179,19 +179,21 @@ def session_expired(action: str) -> ToolResult:
     )
 
 
-def rate_limited(action: str, message: str | None = None, window: str | None = None
-                 ) -> ToolResult:
+def rate_limited(action: str, message: str | None = None, window: str | None = None,
+                 retry_after: int | None = None) -> ToolResult:
     """Too many requests from one client; `message` says which budget it spent, `window` how
-    long the budget lasts (the Retry-After header says when the client may try again)."""
+    long the budget lasts, `retry_after` in how many seconds the client may try again (in
+    `data.retryAfterSeconds`, for an agent shown no header, and in the Retry-After header)."""
     if window:
-        wait = _("Wait before trying again (up to %(window)s; the Retry-After header says how "
-                 "long); tell the user why.") % {"window": window}
+        wait = _("Wait before trying again (up to %(window)s; retryAfterSeconds in data says "
+                 "how long); tell the user why.") % {"window": window}
     else:
         wait = _("Wait at least a minute before trying again; tell the user why.")
     return ToolResult(
         action=action,
         status=Status.RATE_LIMITED,
         message=message or _("Too many requests in a short time. Wait a minute and try again."),
+        data={"retryAfterSeconds": retry_after} if retry_after is not None else None,
         next_action=wait,
     )
 
@@ -210,6 +212,15 @@ def not_connected(action: str, address: str) -> ToolResult:
         % {"address": address},
     )
 
+
+def resource_link(uri: str, name: str, title: str, mime_type: str = "text/html"
+                  ) -> dict[str, Any]:
+    """An MCP `resource_link` content item (2025-06-18 and later): a page a result names,
+    by its full address, for clients that show or fetch it beside the envelope."""
+    return {"type": "resource_link", "uri": uri, "name": name, "title": title,
+            "mimeType": mime_type}
+
+
 __all__ = ["Status", "ToolResult", "UNTRUSTED_NOTE", "conflict", "internal_error", "invalid_input",
-           "not_connected", "not_found", "people_only", "rate_limited", "session_expired",
-           "untrusted_note"]
+           "not_connected", "not_found", "people_only", "rate_limited", "resource_link",
+           "session_expired", "untrusted_note"]

@@ -50,7 +50,7 @@ def connect_agent(db: Storage, params: ConnectAgentParams, ctx: ActionContext) -
     connection = AgentConnection(
         id=f"agt-{secrets.token_urlsafe(9)}", visitor_id=ctx.visitor_id,
         label=params.get("label", ""), created_at=ctx.now,
-        expires_at=ctx.now + ctx.connection_lifetime)
+        expires_at=ctx.now + ctx.connection_lifetime, language=ctx.language)
     db.create_agent_connection(connection, hash_token(token))
     return ToolResult(
         action="connect_agent",
@@ -87,6 +87,9 @@ def connection_view(connection: AgentConnection, ctx: ActionContext) -> dict[str
         "expiresAt": local_time(connection.expires_at, ctx.timezone),
         "lastUsedAt": (local_time(connection.last_used_at, ctx.timezone)
                        if connection.last_used_at else None),
+        # Granted to an app that signed in with OAuth (its name is the app's own words), not
+        # made with a pasted token.
+        "oauth": connection.client_id is not None,
     }
 
 

@@ -22,6 +22,8 @@ from ...storage import EventQuery
 from ...storage import Storage
 from ..activity import logged_as
 from ..catalog import CATALOG
+from ..directions import saved
+from ..directions import to_register
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
 from ..projections import event_summary
@@ -147,9 +149,7 @@ def get_event_details(db: Storage, params: EventParams, ctx: ActionContext) -> T
         return unknown_event("get_event_details")
     details = event_details(event, ctx.now, ctx.timezone, ctx.pages)
     next_steps = {
-        "open": _("If the user wants it, call save_event to keep it; to register, the user "
-                  "opens %(address)s, where a person confirms.",
-                  address=ctx.pages.registration_form(event.id)),
+        "open": to_register(ctx.pages, event.id),
         "full": _("Tell the user the event is full. save_event still keeps it in their list."),
         "closed": _("Tell the user registration is closed. save_event still keeps it."),
     }
@@ -180,7 +180,7 @@ def save_event(db: Storage, params: EventParams, ctx: ActionContext) -> ToolResu
         message=(_("Saved to your list.") if newly_saved
                  else _("It was already in your saved list; nothing changed.")),
         data={"eventId": event.id, "alreadySaved": not newly_saved},
-        next_action=_("Done. Saving again is not needed; the user sees it under Saved."),
+        next_action=saved(ctx.pages),
         target=event.id,
     )
 

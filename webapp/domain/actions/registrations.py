@@ -37,6 +37,9 @@ from ...storage import Registration
 from ...storage import Storage
 from ..activity import logged_as
 from ..catalog import CATALOG
+from ..directions import already_registered
+from ..directions import ask_the_person
+from ..directions import unknown_registration
 from ..projections import activity_view
 from ..projections import event_details
 from ..projections import event_state
@@ -64,15 +67,6 @@ CONFIRM_CANCELLATION = "confirm_cancellation"
 # The buttons a person presses to confirm: the pages show them, and nextAction names them.
 CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
-
-
-def ask_the_person(button: object, address: str) -> str:
-    """What an agent is told after a prepare: let the person confirm, on the page that shows
-    it or on their review page at `address`."""
-    return _("Ask the user to review it and press “%(button)s” themselves, on the page that "
-             "shows it or at %(address)s in the browser they use this site with. Do not submit "
-             "that form: it is not a tool, and only the user may confirm.",
-             button=str(button), address=address)
 
 
 def own_registration(db: Storage, registration_id: str, visitor_id: str | None
@@ -108,7 +102,7 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
         data={"review": {**review, "expiresAt": local_time(expires, ctx.timezone)},
               "reviewUrl": ctx.pages.pending_review()},
         requires_user_decision=True,
-        next_action=ask_the_person(button, ctx.pages.pending_review()),
+        next_action=ask_the_person(ctx.pages, button),
         untrusted_fields=untrusted,
         target=target,
         page_only={"confirmation_token": token, "entered": entered or {}},
@@ -176,10 +170,13 @@ def prepare_event_registration(db: Storage, params: PrepareEventRegistrationPara
     refused = _closed_or_full(name, event_state(event, ctx.now))
     if refused:
         return refused
-    if db.active_registration(ctx.visitor_id, event.id):
-        return conflict(name, _("You are already registered for this event."),
-                        next_action=_("Tell the user they are already registered; see "
-                                      "/registrations."))
+    existing = db.active_registration(ctx.visitor_id, event.id)
+    if existing:
+        # The visitor's own registration: its id may be told (to cancel it, say). Another
+        # person's registration with the same address is never named (email_taken).
+        refused = conflict(name, _("You are already registered for this event."),
+                           next_action=already_registered(ctx.pages))
+        return replace(refused, data={"registration": registration_view(existing)})
     if db.email_registered(event.id, params["email"]):
         return email_taken(name)
     payload = {"attendeeName": params["attendee_name"], "email": params["email"]}
@@ -225,8 +222,10 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
         refused = _closed_or_full(name, event_state(event, ctx.now))
         if refused:
             return refused
-        if db.active_registration(confirmation.visitor_id, event.id):
-            return conflict(name, _("You are already registered for this event."))
+        existing = db.active_registration(confirmation.visitor_id, event.id)
+        if existing:
+            return replace(conflict(name, _("You are already registered for this event.")),
+                           data={"registration": registration_view(existing)})
         if db.email_registered(event.id, confirmation.payload["email"]):
             return email_taken(name)
         registration = Registration(
@@ -261,7 +260,7 @@ def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
     registration = own_registration(db, params["registration_id"], ctx.visitor_id)
     if registration is None:
         return not_found(name, _("You have no registration with this id."),
-                         next_action=_("Use an id from the list on this page; never guess ids."))
+                         next_action=unknown_registration(ctx.pages))
     if registration.state != "active":
         return conflict(name, _("This registration is already cancelled."))
     return _hold_cancellation(db, ctx, name, registration)

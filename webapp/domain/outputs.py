@@ -1,0 +1,186 @@
+"""The output contracts: one marshmallow schema per tool for the `data` its answers carry.
+
+Each mirrors a projection (`projections.py`) or the data an action builds, and is declared on
+the tool's catalog entry (`Tool.output`): MCP's outputSchema narrows the envelope's `data` to
+it, so a client knows what a result holds before calling. They describe answers and never
+load input. A key that only some statuses carry is optional; every schema lets unknown keys
+pass (a later release may add some, and a client that validates results must not break), and
+the tests check every real answer against its tool's schema with unknown keys refused, so a
+projection that grows a key without its schema fails there.
+"""
+
+from __future__ import annotations
+
+from marshmallow import EXCLUDE
+from marshmallow import Schema
+from marshmallow import fields
+from marshmallow import validate
+
+from .schemas import LEVELS
+from .schemas import LOCATIONS
+from .schemas import PRICES
+
+EVENT_STATES = ("open", "full", "closed")
+REGISTRATION_STATES = ("active", "cancelled")
+# What a person confirms: the human-only steps (actions/registrations.py).
+CONFIRMS = ("confirm_registration", "confirm_cancellation")
+
+
+class ToolOutput(Schema):
+    """Base of every output schema: unknown keys pass (see the module's docstring)."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+
+def _moment(key: str) -> fields.DateTime:
+    """A moment a result gives as ISO 8601 with the site's UTC offset, under `key`."""
+    return fields.DateTime(required=True, data_key=key)
+
+
+class EventSummaryOutput(ToolOutput):
+    """A search result item (`projections.event_summary`)."""
+
+    id = fields.String(required=True)
+    url = fields.String(required=True)
+    title = fields.String(required=True)
+    summary = fields.String(required=True)
+    starts_at = _moment("startsAt")
+    location = fields.String(required=True, validate=validate.OneOf(list(LOCATIONS)))
+    price = fields.String(required=True, validate=validate.OneOf(list(PRICES)))
+    level = fields.String(required=True, validate=validate.OneOf(list(LEVELS)))
+
+
+class EventDetailsOutput(EventSummaryOutput):
+    """One event in full (`projections.event_details`)."""
+
+    description = fields.String(required=True)
+    ends_at = _moment("endsAt")
+    venue = fields.String(required=True)
+    remaining_seats = fields.Integer(required=True, allow_none=True, data_key="remainingSeats",
+                                     metadata={"description": "Seats left (null: no limit)"})
+    registration_deadline = _moment("registrationDeadline")
+    state = fields.String(required=True, validate=validate.OneOf(EVENT_STATES))
+    price_amount = fields.Integer(required=True, allow_none=True, data_key="priceAmount",
+                                  metadata={"description": "0 when free; null when paid and "
+                                                           "no amount is given"})
+    price_currency = fields.String(required=True, allow_none=True, data_key="priceCurrency")
+
+
+class RegistrationOutput(ToolOutput):
+    """A registration as results show it (`projections.registration_summary`; the e-mail
+    masked)."""
+
+    id = fields.String(required=True)
+    event_id = fields.String(required=True, data_key="eventId")
+    attendee_name = fields.String(required=True, data_key="attendeeName")
+    email = fields.String(required=True)  # masked: r***@example.com
+    state = fields.String(required=True, validate=validate.OneOf(REGISTRATION_STATES))
+    event_title = fields.String(required=True, data_key="eventTitle")
+    starts_at = _moment("startsAt")
+
+
+class ReviewedEventOutput(ToolOutput):
+    """The event a registration's review shows."""
+
+    id = fields.String(required=True)
+    url = fields.String(required=True)
+    title = fields.String(required=True)
+    starts_at = _moment("startsAt")
+    venue = fields.String(required=True)
+
+
+class RegistrationReviewOutput(ToolOutput):
+    """What the person reviews before confirming a registration."""
+
+    event = fields.Nested(ReviewedEventOutput, required=True)
+    attendee_name = fields.String(required=True, data_key="attendeeName")
+    email = fields.String(required=True)  # masked: r***@example.com
+    expires_at = _moment("expiresAt")
+
+
+class CancellationReviewOutput(ToolOutput):
+    """What the person reviews before confirming a cancellation."""
+
+    registration = fields.Nested(RegistrationOutput, required=True)
+    effect = fields.String(required=True)
+    expires_at = _moment("expiresAt")
+
+
+def _review_url() -> fields.String:
+    return fields.String(data_key="reviewUrl", metadata={
+        "description": "confirmation_required: the page where the user confirms"})
+
+
+class SearchEventsOutput(ToolOutput):
+    """`search_events`: a page of upcoming events."""
+
+    count = fields.Integer(required=True)
+    count_capped = fields.Boolean(required=True, data_key="countCapped")
+    page = fields.Integer(required=True)
+    has_more = fields.Boolean(required=True, data_key="hasMore")
+    events = fields.List(fields.Nested(EventSummaryOutput), required=True)
+
+
+class GetEventDetailsOutput(ToolOutput):
+    """`get_event_details`: one event in full."""
+
+    event = fields.Nested(EventDetailsOutput, required=True)
+
+
+class SaveEventOutput(ToolOutput):
+    """`save_event`: which event, and whether it was saved before."""
+
+    event_id = fields.String(required=True, data_key="eventId")
+    already_saved = fields.Boolean(required=True, data_key="alreadySaved")
+
+
+class PrepareEventRegistrationOutput(ToolOutput):
+    """`prepare_event_registration`: the review that waits for the person."""
+
+    review = fields.Nested(RegistrationReviewOutput, metadata={
+        "description": "confirmation_required: what the user reviews"})
+    review_url = _review_url()
+
+
+class PrepareRegistrationCancellationOutput(ToolOutput):
+    """`prepare_registration_cancellation`: the review that waits for the person."""
+
+    review = fields.Nested(CancellationReviewOutput, metadata={
+        "description": "confirmation_required: what the user reviews"})
+    review_url = _review_url()
+
+
+class WaitingOutput(ToolOutput):
+    """Something prepared that waits for the person to confirm."""
+
+    confirms = fields.String(required=True, validate=validate.OneOf(CONFIRMS))
+    review = fields.Dict(required=True, metadata={
+        "description": "As the prepare answered it: the event and attendee of a registration, "
+                       "or the registration a cancellation frees and its effect"})
+    expires_at = _moment("expiresAt")
+    prepared_by = fields.String(required=True, data_key="preparedBy", metadata={
+        "description": "Where it was prepared: human, agent (a WebMCP browser) or mcp"})
+
+
+class ConfirmedOutput(ToolOutput):
+    """A registration or cancellation the person confirmed lately."""
+
+    confirms = fields.String(required=True, validate=validate.OneOf(CONFIRMS))
+    registration_id = fields.String(required=True, data_key="registrationId")
+    event_id = fields.String(required=True, data_key="eventId")
+    event_title = fields.String(required=True, data_key="eventTitle")
+    at = _moment("at")
+
+
+class GetMyPlansOutput(ToolOutput):
+    """`get_my_plans`: the visitor's registrations, what waits, what was confirmed lately and
+    their saved events."""
+
+    registrations = fields.List(fields.Nested(RegistrationOutput), required=True)
+    waiting = fields.List(fields.Nested(WaitingOutput), required=True)
+    review_url = fields.String(required=True, data_key="reviewUrl", metadata={
+        "description": "The page where the user confirms what waits"})
+    confirmed_lately = fields.List(fields.Nested(ConfirmedOutput), required=True,
+                                   data_key="confirmedLately")
+    saved = fields.List(fields.Nested(EventSummaryOutput), required=True)
