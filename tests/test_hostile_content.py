@@ -147,8 +147,8 @@ def shape(html: bytes) -> list[tuple[object, ...]]:
 
     Values that differ between two visits anyway (tokens, registration ids) are blanked, and
     so are the values that carry organizer text on purpose, escaped: the page's description
-    for search engines and link previews, and the query of the Google Calendar link
-    (percent-encoded).
+    for search engines and link previews, the title the share sheet is given, and the query
+    of the Google Calendar link (percent-encoded).
     """
     soup = BeautifulSoup(html, "html.parser")
     nodes: list[tuple[object, ...]] = []
@@ -164,6 +164,8 @@ def shape(html: bytes) -> list[tuple[object, ...]]:
                 if node.name == "meta" and name == "content" and (
                         node.get("name") == "description"
                         or str(node.get("property", "")).startswith("og:")):
+                    text = "…"
+                if name == "data-share-title":
                     text = "…"
                 if name == "href" and text.startswith(GOOGLE_CALENDAR):
                     text = GOOGLE_CALENDAR + "?…"

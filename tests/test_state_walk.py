@@ -373,8 +373,10 @@ class SiteWalk(RuleBasedStateMachine):
                 self.browser.client.set_cookie(LANGUAGE_COOKIE, chosen)
 
     def learn(self, response: TestResponse) -> None:
-        """Remember the registration ids and calendar addresses an answer showed."""
-        texts = [hop.get_data(as_text=True) for hop in [*response.history, response]]
+        """Remember the registration ids and calendar addresses an answer showed (a picture,
+        an event's share card, shows none)."""
+        texts = [hop.get_data(as_text=True) for hop in [*response.history, response]
+                 if not (hop.mimetype or "").startswith("image/")]
         texts += [hop.headers.get("Location", "") for hop in response.history]
         for text in texts:
             self.registration_ids.update(REGISTRATION_ID.findall(text))

@@ -132,6 +132,10 @@ def defaults(instance_path: str) -> dict[str, Any]:
         "OAUTH_FETCH_TIMEOUT": 5,
         "OAUTH_FETCH_LIMIT": 5 * 1024,
         "OAUTH_ALLOW_HTTP_LOOPBACK": False,
+        # The font an event's share card is drawn in (`web.cards`): a bold face with Traditional
+        # Chinese glyphs. None: Debian's Noto Sans CJK (fonts-noto-cjk), when it is installed;
+        # with no such font the pages offer no card rather than one with boxes for Chinese.
+        "CARD_FONT": None,
         # Mail (`webapp.mail`): the SMTP server the delivery loop sends through. None: no
         # server at all, each mail is written to <instance>/mail/<id>.eml and logged (`make
         # run`, development).

@@ -23,6 +23,10 @@
  * - A chosen event's preview is brought into view when it is off screen (below the list on
  *   a phone).
  *
+ * - Sharing an event: its "Copy link" button shows once there is a way to share (it is
+ *   hidden without JavaScript, where the link beside it is copied by hand): on a phone the
+ *   system's share sheet (Web Share), elsewhere the clipboard, and its status line says so.
+ *
  * Swaps are watched with a MutationObserver rather than htmx events, so the answers the
  * WebMCP bridge swaps for an agent are treated exactly like a person's.
  */
@@ -74,6 +78,7 @@
   function onChanges() {
     syncInvalid(document);
     document.querySelectorAll("dialog[data-modal][open]").forEach(makeModal);
+    revealShareButtons();
   }
 
   function formOf(event) {
@@ -131,6 +136,35 @@
     if (bad && event.detail.ctx.sourceEvent && event.detail.ctx.sourceEvent.type === "submit") {
       bad.focus();
     }
+  });
+
+  /* A phone shares through its own sheet; a desktop browser's sheet (where it has one) is
+     less use than the clipboard. Buttons are revealed again after each swap (a refresh of
+     the event's details brings them back hidden); one listener on the document serves all. */
+  var SHEET = window.matchMedia("(pointer: coarse)").matches && !!navigator.share;
+  var CLIPBOARD = !!(navigator.clipboard && window.isSecureContext);
+
+  function revealShareButtons() {
+    if (!SHEET && !CLIPBOARD) { return; }
+    document.querySelectorAll("button[data-share][hidden]").forEach(function (button) {
+      if (SHEET) { button.textContent = button.getAttribute("data-share-sheet"); }
+      button.hidden = false;
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-share]");
+    if (!button) { return; }
+    var url = button.getAttribute("data-share");
+    if (SHEET) {
+      navigator.share({ title: button.getAttribute("data-share-title"), url: url })
+        .catch(function () { /* the person closed the sheet */ });
+      return;
+    }
+    var status = button.closest(".share").querySelector(".share-status");
+    navigator.clipboard.writeText(url).then(function () {
+      status.textContent = button.getAttribute("data-copied");
+    });
   });
 
   function start() {

@@ -336,3 +336,23 @@ def test_a_search_on_its_way_shows_it(js_tab):
     expect(form).not_to_have_class(SENDING)
     expect(results).not_to_have_class(SENDING)
     expect(button).to_be_enabled()
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_an_events_link_is_copied_in_one_tap_or_there_to_copy_by_hand(tab):
+    """With JavaScript, the copy button puts the event's address on the clipboard and says
+    so; without it, the button stays hidden and the address is there to select."""
+    page = tab.page
+    tab.open(f"/events/{ROOMY_EVENT}")
+    address = page.get_by_label(tab.text("Link to this event")).input_value()
+    assert address == tab.site.url(f"/{tab.language}/events/{ROOMY_EVENT}")
+    line = page.get_by_role("link", name=tab.text("Share on LINE"))
+    assert line.is_visible()
+    copy = page.get_by_role("button", name=tab.text("Copy link"))
+    if not tab.javascript:
+        assert copy.count() == 0  # hidden: no button that cannot work
+        return
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy.click()
+    expect(page.locator(".share-status")).to_have_text(tab.text("Link copied"))
+    assert page.evaluate("navigator.clipboard.readText()") == address

@@ -8,8 +8,11 @@ from collections.abc import Callable
 
 from flask import Blueprint
 from flask import Response
+from flask import abort
 from flask import redirect
+from flask import request
 from flask import url_for
+from flask_babel import gettext as _
 
 from flask_webmcp.negotiation import is_partial
 from flask_webmcp.negotiation import page_result
@@ -24,11 +27,17 @@ from flask_webmcp.routes import human_route
 from flask_webmcp.routes import tool_route
 
 from ..domain.actions import events as actions
+from ..domain.actions.calendars import event_for_calendar
 from ..storage.connection import get_db
 from .caching import public
 from .calls import action_context
 from .calls import run_tool
+from .cards import card_font
+from .cards import card_png
 from .errors import render_error
+from .templating import city_beside_venue
+from .templating import price_text
+from .templating import span
 from .visitors import live_visitor
 
 bp = Blueprint("events", __name__)
@@ -69,6 +78,23 @@ def detail(event_id: str) -> Response:
                          event=details.data["event"], saved=is_saved(event_id),
                          save_result=shown if shown.action in ("save_event", "remove_saved_event")
                          else None)
+
+
+@public(max_age=3600)
+@bp.get("/events/<event_id>/card.png")
+def card(event_id: str) -> Response:
+    """The event's share card, the picture of its link previews (og:image), in the page's
+    language; none without a CJK font to draw it with (see `cards`)."""
+    event = event_for_calendar(get_db(), event_id, action_context(None))
+    if event is None or card_font() is None:
+        abort(404)
+    place = ", ".join(part for part in (event["venue"], city_beside_venue(event)) if part)
+    png = card_png(event, span(event["startsAt"], event["endsAt"]),
+                   f"{place} · {price_text(event)}", _("WebMCP Events"))
+    response = Response(png, mimetype="image/png")
+    response.add_etag()
+    response.make_conditional(request)  # 304 to a previewer that has this card
+    return response
 
 
 @tool_route(bp, "/events/details", actions.get_event_details, offers=("save_event",))

@@ -176,7 +176,10 @@ def _mark_language(response: Response) -> Response:
     language = current_language()
     response.headers["Content-Language"] = language.tag
     if g.get("language_in_url"):
-        if request.cookies.get(COOKIE) != language.code:
+        # A picture (an event's share card) is fetched by link previewers and by pages, not
+        # read by a person choosing a language: it remembers nothing, and stays public.
+        if (request.cookies.get(COOKIE) != language.code
+                and not (response.mimetype or "").startswith("image/")):
             response.set_cookie(COOKIE, language.code, max_age=ONE_YEAR, samesite="Lax",
                                 httponly=True)
     else:

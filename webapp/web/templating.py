@@ -35,6 +35,7 @@ from ..domain.schemas import PAGE_SIZE
 from ..domain.schemas import PRICES
 from ..domain.shortcuts import date_ranges
 from .addresses import absolute_url
+from .cards import card_font
 
 
 class DateWords(NamedTuple):
@@ -221,6 +222,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,
                                  search_link=search_link,
+                                 share_cards=lambda: card_font() is not None,
                                  date_ranges=lambda: date_ranges(site_today()),
                                  absolute_url=absolute_url,
                                  activity_source=activity_source)
