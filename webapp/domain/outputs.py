@@ -21,6 +21,8 @@ from .schemas import LOCATIONS
 from .schemas import PRICES
 
 EVENT_STATES = ("open", "full", "closed")
+# What an empty search offers instead (actions/events.py, `nearest_searches`).
+NEAREST_KINDS = ("any_date", "same_place", "online")
 REGISTRATION_STATES = ("active", "cancelled")
 # What a person confirms: the human-only steps (actions/registrations.py).
 CONFIRMS = ("confirm_registration", "confirm_cancellation")
@@ -51,12 +53,9 @@ class EventSummaryOutput(ToolOutput):
     level = fields.String(required=True, validate=validate.OneOf(list(LEVELS)))
 
 
-class EventDetailsOutput(EventSummaryOutput):
-    """One event in full (`projections.event_details`)."""
+class EventListingOutput(EventSummaryOutput):
+    """A search result item with its seats and price at a glance (`projections.event_listing`)."""
 
-    description = fields.String(required=True)
-    ends_at = _moment("endsAt")
-    venue = fields.String(required=True)
     remaining_seats = fields.Integer(required=True, allow_none=True, data_key="remainingSeats",
                                      metadata={"description": "Seats left (null: no limit)"})
     registration_deadline = _moment("registrationDeadline")
@@ -65,6 +64,14 @@ class EventDetailsOutput(EventSummaryOutput):
                                   metadata={"description": "0 when free; null when paid and "
                                                            "no amount is given"})
     price_currency = fields.String(required=True, allow_none=True, data_key="priceCurrency")
+
+
+class EventDetailsOutput(EventListingOutput):
+    """One event in full (`projections.event_details`)."""
+
+    description = fields.String(required=True)
+    ends_at = _moment("endsAt")
+    venue = fields.String(required=True)
 
 
 class RegistrationOutput(ToolOutput):
@@ -112,6 +119,18 @@ def _review_url() -> fields.String:
         "description": "confirmation_required: the page where the user confirms"})
 
 
+class NearestSearchOutput(ToolOutput):
+    """A search an empty one could try instead (`actions.events.nearest_searches`)."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(NEAREST_KINDS), metadata={
+        "description": "any_date: the same conditions on any date; same_place: everything in "
+                       "the same place; online: the same conditions online"})
+    count = fields.Integer(required=True)
+    count_capped = fields.Boolean(required=True, data_key="countCapped")
+    filters = fields.Dict(required=True, metadata={
+        "description": "The search_events arguments that find them"})
+
+
 class SearchEventsOutput(ToolOutput):
     """`search_events`: a page of upcoming events."""
 
@@ -119,7 +138,10 @@ class SearchEventsOutput(ToolOutput):
     count_capped = fields.Boolean(required=True, data_key="countCapped")
     page = fields.Integer(required=True)
     has_more = fields.Boolean(required=True, data_key="hasMore")
-    events = fields.List(fields.Nested(EventSummaryOutput), required=True)
+    events = fields.List(fields.Nested(EventListingOutput), required=True)
+    nearest = fields.List(fields.Nested(NearestSearchOutput), metadata={
+        "description": "no_results: searches that would find events, nearest first (offer "
+                       "them to the user; never run one without asking)"})
 
 
 class GetEventDetailsOutput(ToolOutput):

@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..storage import Activity
+from ..storage import Availability
 from ..storage import Event
 from ..storage import EventSummary
 from ..storage import Registration
@@ -27,15 +28,20 @@ def local_time(moment: datetime, timezone: ZoneInfo) -> str:
 
 def event_state(event: Event, now: datetime) -> str:
     """open, full or closed: registration closes at the deadline; full when no seat is left."""
-    if now > event.registration_deadline or now >= event.starts_at:
+    return _state(event.starts_at, event.registration_deadline, event.remaining_seats, now)
+
+
+def _state(starts_at: datetime, deadline: datetime, remaining: int | None,
+           now: datetime) -> str:
+    if now > deadline or now >= starts_at:
         return "closed"
-    if event.remaining_seats == 0:
+    if remaining == 0:
         return "full"
     return "open"
 
 
 def event_summary(event: EventSummary, timezone: ZoneInfo, pages: Pages) -> dict[str, Any]:
-    """A search result item."""
+    """An event as a list names it (saved events; a search adds `event_listing`'s glance)."""
     return {
         "id": event.id,
         "url": pages.event(event.id),
@@ -48,6 +54,14 @@ def event_summary(event: EventSummary, timezone: ZoneInfo, pages: Pages) -> dict
     }
 
 
+def event_listing(event: EventSummary, seats: Availability, now: datetime,
+                  timezone: ZoneInfo, pages: Pages) -> dict[str, Any]:
+    """A search result item with what a card shows at a glance (counted now)."""
+    return {**event_summary(event, timezone, pages),
+            **_at_a_glance(event, seats.remaining_seats, seats.registration_deadline,
+                           seats.price_amount, seats.price_currency, now, timezone)}
+
+
 def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
                   ) -> dict[str, Any]:
     """Everything a visitor needs to decide about one event (seats counted now)."""
@@ -56,12 +70,22 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
         "description": event.description,
         "endsAt": local_time(event.ends_at, timezone),
         "venue": event.venue,
-        "remainingSeats": event.remaining_seats,
-        "registrationDeadline": local_time(event.registration_deadline, timezone),
-        "state": event_state(event, now),
+        **_at_a_glance(event, event.remaining_seats, event.registration_deadline,
+                       event.price_amount, event.price_currency, now, timezone),
+    }
+
+
+def _at_a_glance(event: EventSummary, remaining: int | None, deadline: datetime,
+                 amount: int | None, currency: str, now: datetime, timezone: ZoneInfo
+                 ) -> dict[str, Any]:
+    """Seats left, whether registration is open and until when, and the price."""
+    return {
+        "remainingSeats": remaining,
+        "registrationDeadline": local_time(deadline, timezone),
+        "state": _state(event.starts_at, deadline, remaining, now),
         # What it costs: 0 when free; None when paid and the organizer gave no amount.
-        "priceAmount": 0 if event.price == "free" else event.price_amount,
-        "priceCurrency": event.price_currency,
+        "priceAmount": 0 if event.price == "free" else amount,
+        "priceCurrency": currency,
     }
 
 

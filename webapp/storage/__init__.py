@@ -71,6 +71,23 @@ class Event(EventSummary):
 
 
 @dataclass(frozen=True)
+class Availability:
+    """What a list of events shows of each one's seats and cost, counted now (a card's
+    "NT$1,500 · 3 seats left · registration closes Friday"), without reading the event."""
+
+    capacity: int
+    seats_taken: int
+    registration_deadline: datetime
+    price_amount: int | None
+    price_currency: str
+
+    @property
+    def remaining_seats(self) -> int:
+        """Seats still free."""
+        return max(self.capacity - self.seats_taken, 0)
+
+
+@dataclass(frozen=True)
 class EventQuery:
     """What a search asks for; None means "any"."""
 
@@ -205,6 +222,11 @@ class Storage(Protocol):
     # events
     def search_events(self, query: EventQuery, limit: int, offset: int,
                       count_cap: int) -> EventPage: ...
+
+    def availability(self, event_ids: list[str]) -> dict[str, Availability]:
+        """The seats and cost of each of these events (a page of results), counted now, in
+        one query; an id that names no event is left out."""
+        ...
 
     def get_event(self, event_id: str, count_seats: bool = False,
                   for_update: bool = False) -> Event | None: ...

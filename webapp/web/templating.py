@@ -8,6 +8,7 @@ import functools
 from collections.abc import Mapping
 from datetime import date
 from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
@@ -25,6 +26,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
 
+from ..clock import site_now
 from ..clock import site_timezone
 from ..clock import site_today
 from ..domain.activity import ACTIVITY_WORDS
@@ -87,6 +89,19 @@ def day(iso: str | None) -> str:
     locale = str(get_locale())
     return format_date(date.fromisoformat(iso), date_words(locale, site_timezone()).day,
                        locale=locale)
+
+
+# When a card starts saying when registration closes: within three days of it.
+CLOSING_SOON = timedelta(days=3)
+# When a card says an event is almost full: at most this many seats left.
+FEW_SEATS = 3
+
+
+def closes_soon(event: Mapping[str, Any]) -> bool:
+    """Whether an open event's registration closes within CLOSING_SOON (on the site's
+    clock), so its card says when."""
+    deadline = datetime.fromisoformat(event["registrationDeadline"])
+    return event["state"] == "open" and deadline - site_now() <= CLOSING_SOON
 
 
 def search_link(filters: Mapping[str, Any], **changes: Any) -> str:
@@ -221,7 +236,8 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["day"] = day
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,
-                                 search_link=search_link,
+                                 search_link=search_link, closes_soon=closes_soon,
+                                 FEW_SEATS=FEW_SEATS,
                                  share_cards=lambda: card_font() is not None,
                                  date_ranges=lambda: date_ranges(site_today()),
                                  absolute_url=absolute_url,

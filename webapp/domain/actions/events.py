@@ -7,6 +7,7 @@ from datetime import datetime
 from datetime import time
 from datetime import timedelta
 from typing import Any
+from typing import cast
 from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
@@ -19,6 +20,7 @@ from flask_webmcp.result import ToolResult
 from flask_webmcp.result import not_found
 
 from ...storage import EventQuery
+from ...storage import EventSummary
 from ...storage import Storage
 from ..activity import logged_as
 from ..catalog import CATALOG
@@ -26,6 +28,7 @@ from ..directions import saved
 from ..directions import to_register
 from ..projections import UNTRUSTED_EVENT_FIELDS
 from ..projections import event_details
+from ..projections import event_listing
 from ..projections import event_summary
 from ..schemas import LAST_PAGE
 from ..schemas import PAGE_SIZE
@@ -76,16 +79,18 @@ def search_events(db: Storage, params: SearchEventsParams, ctx: ActionContext) -
         "page": page,
         # Matches past the last page are never shown: narrowing the search finds them.
         "hasMore": found.has_more and page < LAST_PAGE,
-        "events": [event_summary(event, ctx.timezone, ctx.pages) for event in found.events],
+        "events": _listed(db, found.events, ctx),
     }
     if found.count == 0:
+        data["nearest"] = nearest_searches(db, params, ctx)
         return ToolResult(
             action="search_events", status=Status.NO_RESULTS, data=data,
             applied_filters=applied, constraints_relaxed=False,
             message=_("No upcoming event matches all the conditions given."),
             requires_user_decision=True,
             next_action=_("Tell the user that nothing matched and ask before removing or "
-                          "changing any condition; do not relax the conditions yourself."))
+                          "changing any condition; do not relax the conditions yourself. "
+                          "data.nearest lists searches that would find events: offer them."))
     return ToolResult(action="search_events", status=Status.SUCCESS, data=data,
                       applied_filters=applied, constraints_relaxed=False,
                       message=_found_message(found.count, found.count_capped, page,
@@ -93,6 +98,44 @@ def search_events(db: Storage, params: SearchEventsParams, ctx: ActionContext) -
                       next_action=_("For one event in full, call get_event_details with its "
                                     "id as given; never invent ids."),
                       untrusted_fields=("data.events[].title", "data.events[].summary"))
+
+
+def _listed(db: Storage, events: list[EventSummary], ctx: ActionContext
+            ) -> list[dict[str, Any]]:
+    """The page's events as cards show them: with their seats and price, read in one query
+    for the page (an event deleted in between is left out)."""
+    seats = db.availability([event.id for event in events])
+    return [event_listing(event, seats[event.id], ctx.now, ctx.timezone, ctx.pages)
+            for event in events if event.id in seats]
+
+
+def nearest_searches(db: Storage, params: SearchEventsParams, ctx: ActionContext
+                     ) -> list[dict[str, Any]]:
+    """What an empty search could try instead, nearest first, each with how many events it
+    finds (only those that find some): the same conditions on any date; everything in the
+    same place on any date; the same conditions online. The search itself is unchanged
+    (its applied filters still say what was searched): these are offers, for the person."""
+    wanted = {name: value for name, value in params.items() if name != "page"}
+    undated = {name: value for name, value in wanted.items()
+               if name not in ("date_from", "date_to")}
+    candidates: list[tuple[str, dict[str, Any]]] = [("any_date", undated)]
+    if "location" in wanted:
+        candidates.append(("same_place", {"location": wanted["location"]}))
+    if wanted.get("location") != "online":
+        candidates.append(("online", {**wanted, "location": "online"}))
+    nearest, tried = [], []
+    for kind, filters in candidates:
+        if filters == wanted or filters in tried:
+            continue
+        tried.append(filters)
+        found = db.search_events(event_query(cast(SearchEventsParams, filters), ctx.now,
+                                             ctx.timezone),
+                                 limit=1, offset=0, count_cap=SEARCH_COUNT_CAP)
+        if found.count:
+            nearest.append({"kind": kind, "count": found.count,
+                            "countCapped": found.count_capped,
+                            "filters": {name: _as_json(value) for name, value in filters.items()}})
+    return nearest
 
 
 def first_index(page: int) -> int:
