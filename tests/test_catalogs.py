@@ -119,3 +119,25 @@ def test_the_site_loads_the_catalog_as_written(app, locale):
 def test_the_catalog_folder_holds_only_known_locales():
     folders = sorted(path.name for path in Path(TRANSLATIONS).iterdir() if path.is_dir())
     assert folders == LOCALES
+
+
+# Where the toolkit keeps its own Chinese (its message domain).
+TOOLKIT_CATALOG = (PROJECT_ROOT / "flask-webmcp" / "src" / "flask_webmcp" / "translations"
+                   / "zh_Hant_TW" / "LC_MESSAGES" / "flask_webmcp.po")
+# Words a Chinese page once used for "agent" side by side (代理人, 代理程式, a bare 代理):
+# people read one term, AI 代理.
+OTHER_AGENT_WORDS = re.compile(r"代理(?:人|程式)|(?<!AI )代理")
+
+
+def test_an_agent_is_called_one_thing_in_chinese():
+    with open(TOOLKIT_CATALOG, "rb") as po:
+        toolkit = [message for message in read_po(po, locale="zh_Hant_TW") if message.id]
+    mixed, unnamed = [], []
+    for message in [*translated("zh_Hant_TW"), *toolkit]:
+        for source, string in zip(sources(message), forms(message) * 2, strict=False):
+            if OTHER_AGENT_WORDS.search(string):
+                mixed.append(string)
+            elif re.search(r"\bagents?\b", source, re.IGNORECASE) and "AI 代理" not in string:
+                unnamed.append((source, string))
+    assert mixed == []
+    assert unnamed == []

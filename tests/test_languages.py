@@ -128,7 +128,7 @@ def test_every_address_a_page_gives_keeps_its_language(visitor):
 
 def test_a_neutral_address_answers_machines_in_place(browser):
     """JSON clients and htmx keep the addresses they know; the language follows the request."""
-    for accept, word in (("en", "Found"), ("zh-TW", "找到")):
+    for accept, word in (("en", "Found"), ("zh-TW", "共")):
         answer = browser.get("/events?query=webmcp", headers={**JSON, "Accept-Language": accept})
         assert answer.status_code == 200
         assert answer.get_json()["message"].startswith(word)
@@ -176,26 +176,51 @@ def test_an_unknown_address_answers_in_the_visitors_language(browser):
         assert one(BeautifulSoup(answer.data, "html.parser"), "h1").get_text() == heading
 
 
-@pytest.mark.parametrize(("language", "expected"), [
-    ("zh-TW", "2026年12月15日（二）10:00 台北時間（UTC+8）"),
-    ("en", "Tue, 15 Dec 2026, 10:00 Taipei time (UTC+8)"),
+@pytest.mark.parametrize(("language", "expected", "zone"), [
+    ("zh-TW", "2026年12月15日（二）10:00", " 台灣時間（UTC+8）"),
+    ("en", "Tue, 15 Dec 2026, 10:00", " Taiwan Time (UTC+8)"),
 ])
-def test_times_are_written_for_the_language_with_their_zone(app, language, expected):
+def test_times_are_written_for_the_language_and_name_their_zone_when_asked(
+        app, language, expected, zone):
     with app.test_request_context(f"/{language}/events"):
         # Given in UTC, shown in the site's zone.
         assert when("2026-12-15T02:00:00+00:00") == expected
         assert when("2026-12-15T10:00:00+08:00") == expected
+        assert when("2026-12-15T10:00:00+08:00", with_zone=True) == expected + zone
         assert when("2026-12-15T10:00:00+08:00", with_time=False) == expected.split(
             "10:00")[0].rstrip(", ")
 
 
-def test_every_time_on_a_page_says_its_zone(client):
-    for language, zone in (("zh-TW", "台北時間（UTC+8）"), ("en", "Taipei time (UTC+8)")):
-        soup = BeautifulSoup(client.get(f"/{language}/events/{EVENT}").data, "html.parser")
-        times = [element.get_text() for element in soup.select("time")]
-        # The start and end (one day: the date and zone said once), the deadline.
-        assert len(times) == 2 and all(text.endswith(zone) for text in times)
-        assert times[0].count(zone) == 1 and "–" in times[0]
+ZONE_NOTE = {"zh-TW": "本頁時間皆為台灣時間（UTC+8）。", "en": "Times are Taiwan Time (UTC+8)."}
+ZONE = {"zh-TW": "台灣時間", "en": "Taiwan Time"}
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_a_page_names_the_zone_of_its_times_once(client, language):
+    soup = BeautifulSoup(client.get(f"/{language}/events/{EVENT}").data, "html.parser")
+    times = [element.get_text() for element in soup.select("time")]
+    # The start and end (one day: the date said once), the deadline: no zone at each.
+    assert len(times) == 2 and "–" in times[0]
+    assert not any(ZONE[language] in text for text in times)
+    assert soup.get_text().count(ZONE[language]) == 1
+    assert one(soup, ".zone-note").get_text() == ZONE_NOTE[language]
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_an_online_event_names_its_zone_where_it_says_when(client, language):
+    """People join an online event from elsewhere: its time says which zone it is in."""
+    online = client.get(f"/{language}/events?location=online", headers=JSON).get_json()
+    event_id = online["data"]["events"][0]["id"]
+    soup = BeautifulSoup(client.get(f"/{language}/events/{event_id}").data, "html.parser")
+    assert ZONE[language] in one(soup, '[itemprop="startDate"]').get_text()
+    results = BeautifulSoup(client.get(f"/{language}/events?location=online").data,
+                            "html.parser")
+    assert all(ZONE[language] in time.get_text() for time in results.select(".event-card time"))
+
+
+def test_a_page_without_a_time_names_no_zone(client):
+    soup = BeautifulSoup(client.get("/en/about").data, "html.parser")
+    assert soup.select("time") == [] and soup.select(".zone-note") == []
 
 
 def test_the_bridge_reads_its_fallback_sentences_from_the_page(client):
@@ -213,7 +238,8 @@ def test_the_bridge_reads_its_fallback_sentences_from_the_page(client):
 def test_a_span_of_one_day_says_the_date_and_zone_once(app):
     with app.test_request_context("/en/events"):
         assert span("2026-12-15T10:00:00+08:00", "2026-12-15T12:30:00+08:00") == (
-            "Tue, 15 Dec 2026, 10:00–12:30 Taipei time (UTC+8)")
+            "Tue, 15 Dec 2026, 10:00–12:30")
+        assert span("2026-12-15T10:00:00+08:00", "2026-12-15T12:30:00+08:00",
+                    with_zone=True) == "Tue, 15 Dec 2026, 10:00–12:30 Taiwan Time (UTC+8)"
         assert span("2026-12-15T10:00:00+08:00", "2026-12-16T12:30:00+08:00") == (
-            "Tue, 15 Dec 2026, 10:00 Taipei time (UTC+8) to "
-            "Wed, 16 Dec 2026, 12:30 Taipei time (UTC+8)")
+            "Tue, 15 Dec 2026, 10:00 to Wed, 16 Dec 2026, 12:30")

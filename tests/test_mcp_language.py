@@ -10,7 +10,7 @@ from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
 
 # How each language says what a search found, and what a refusal of the budget says.
-FOUND = {"en": "Found", "zh-TW": "找到"}
+FOUND = {"en": "Found", "zh-TW": "共"}
 SLOW_DOWN = {"en": "Too many requests", "zh-TW": "太多"}
 # What clients send when they name no language: nothing, or any.
 UNNAMED = ["", "*"]

@@ -253,7 +253,7 @@ def test_the_connect_page_is_named_in_chinese_too(app):
     answer = agent.rpc("tools/call", {"name": "save_event", "arguments": {"event_id": OPEN_EVENT}})
     assert answer.status_code == 401
     message = answer.get_json()["error"]["message"]
-    assert "http://localhost/agents" in message and "代理程式" in message
+    assert "http://localhost/agents" in message and "AI 代理" in message
 
 
 def test_writes_act_for_the_visitor_who_connected_the_agent(agent, visitor):
@@ -267,7 +267,7 @@ def test_the_activity_log_says_the_connected_agent_did_it(agent, visitor, langua
     agent.call("save_event", {"event_id": OPEN_EVENT})
     agent.call("prepare_event_registration", {"event_id": OPEN_EVENT, **ATTENDEE})
     page = visitor.get(f"/{language}/registrations").get_data(as_text=True)
-    who = {"en": "Your connected agent", "zh-TW": "你連接的代理程式"}[language]
+    who = {"en": "Your connected agent", "zh-TW": "你連接的 AI 代理"}[language]
     assert page.count(who) == 3
     import sqlite3
     with sqlite3.connect(agent.client.application.config["DATABASE"]) as conn:

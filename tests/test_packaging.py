@@ -85,7 +85,7 @@ def test_a_plain_install_serves_the_site(tmp_path):
         assert page.status == 200 and "evt-webmcp-intro" in page.text
         # The compiled catalogs came along: the Chinese pages are in Chinese.
         chinese = visitor.request("GET", "/zh-TW/events")
-        assert '<html lang="zh-Hant-TW">' in chinese.text and "近期活動" in chinese.text
+        assert '<html lang="zh-Hant-TW">' in chinese.text and "即將舉辦的活動" in chinese.text
         # And the toolkit's own catalog came along in its wheel: its sentences are in Chinese too.
         refused = visitor.request("GET", "/zh-TW/events?price=x", headers=JSON).json()
         assert refused["message"] == "部分輸入不正確；請看各欄位的錯誤說明。"

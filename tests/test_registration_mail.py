@@ -44,7 +44,8 @@ CANCELLED_SUBJECT = {"zh-TW": "已取消報名：WebMCP Intro Workshop",
                      "en": "Registration cancelled: WebMCP Intro Workshop"}
 # A sentence of each part, in each language.
 CONFIRMED_WORDS = {"zh-TW": "入場時出示", "en": "at the entrance"}
-TAIPEI_TIME = {"zh-TW": "台北時間", "en": "Taipei time"}
+# A mail is read on its own: its times name their zone (pages name it once, in the footer).
+TAIPEI_TIME = {"zh-TW": "台灣時間（UTC+8）", "en": "Taiwan Time (UTC+8)"}
 
 
 @pytest.fixture

@@ -349,15 +349,15 @@ def add_events_saying(app, clock, word: str, how_many: int) -> None:
 
 
 @pytest.mark.parametrize(("how_many", "page", "english", "chinese"), [
-    (1, 1, "Found 1 upcoming event.", "找到 1 場即將舉辦的活動。"),
+    (1, 1, "Found 1 upcoming event.", "共 1 場活動"),
     (1, 2, "Found 1 upcoming event, but page 2 is past the last page.",
-     "找到 1 場即將舉辦的活動，但第 2 頁已超過最後一頁。"),
+     "共 1 場活動，但第 2 頁已超過最後一頁。"),
     (3, 1, "Found 3 upcoming events; showing 1 to 3.",
-     "找到 3 場即將舉辦的活動；顯示第 1 到第 3 場。"),
+     "共 3 場活動，顯示第 1–3 場"),
     (3, 2, "Found 3 upcoming events, but page 2 is past the last page.",
-     "找到 3 場即將舉辦的活動，但第 2 頁已超過最後一頁。"),
+     "共 3 場活動，但第 2 頁已超過最後一頁。"),
     (11, 2, "Found 11 upcoming events; showing 11 to 11.",  # one shown, 11 found
-     "找到 11 場即將舉辦的活動；顯示第 11 到第 11 場。"),
+     "共 11 場活動，顯示第 11–11 場"),
 ])
 def test_the_summary_says_the_count_in_its_plural_form(app, client, clock, how_many, page,
                                                       english, chinese):

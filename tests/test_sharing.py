@@ -114,9 +114,9 @@ def test_the_event_page_offers_line_and_its_link(client, language):
 
 @pytest.mark.parametrize(("url", "title"), [
     ("/en/events?query=workshop", "“workshop”: upcoming events"),
-    ("/zh-TW/events?query=工作坊", "「工作坊」的近期活動"),
+    ("/zh-TW/events?query=工作坊", "「工作坊」：即將舉辦的活動"),
     ("/en/events?location=taipei", "Upcoming events in Taipei"),
-    ("/zh-TW/events?location=taipei", "台北的近期活動"),
+    ("/zh-TW/events?location=taipei", "台北即將舉辦的活動"),
     ("/en/events", "Upcoming events"),
 ])
 def test_a_search_page_is_titled_by_what_it_searched(client, url, title):

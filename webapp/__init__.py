@@ -58,6 +58,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .domain.catalog import CATALOG
     from .domain.catalog import UNTRUSTED_NOTE
     from .storage import connection
+    from .web import about
     from .web import accounts
     from .web import agents
     from .web import assets
@@ -106,7 +107,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     calendars.init_app(app)
     cli.init_app(app)
     for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, accounts.bp, mcp.bp,
-                      health.bp, openapi.bp, discovery.bp, calendars.bp, oauth.bp,
+                      about.bp, health.bp, openapi.bp, discovery.bp, calendars.bp, oauth.bp,
                       oauth.server_bp):
         app.register_blueprint(blueprint)
     oauth.init_app(app)

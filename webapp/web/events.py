@@ -89,7 +89,7 @@ def card(event_id: str) -> Response:
     if event is None or card_font() is None:
         abort(404)
     place = ", ".join(part for part in (event["venue"], city_beside_venue(event)) if part)
-    png = card_png(event, span(event["startsAt"], event["endsAt"]),
+    png = card_png(event, span(event["startsAt"], event["endsAt"], with_zone=True),
                    f"{place} · {price_text(event)}", _("WebMCP Events"))
     response = Response(png, mimetype="image/png")
     response.add_etag()

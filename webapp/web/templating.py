@@ -1,10 +1,11 @@
-"""Jinja helpers for people: dates and times in their language (with the zone they are in),
+"""Jinja helpers for people: dates and times in their language (the zone named once a page),
 the labels of the filter vocabularies, and lazy translations rendered as plain, escaped text.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from datetime import date
 from datetime import datetime
@@ -19,12 +20,15 @@ from babel.dates import get_timezone_location
 from babel.numbers import format_decimal
 from babel.numbers import get_currency_symbol
 from flask import Flask
+from flask import g
+from flask import has_request_context
 from flask import url_for
 from flask_babel import force_locale
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
+from markupsafe import Markup
 
 from ..clock import site_now
 from ..clock import site_timezone
@@ -38,14 +42,15 @@ from ..domain.schemas import PRICES
 from ..domain.shortcuts import date_ranges
 from .addresses import absolute_url
 from .cards import card_font
+from .languages import LANGUAGES
+from .languages import current_language
 
 
 class DateWords(NamedTuple):
     """How one language writes `when`'s dates for one time zone."""
 
     day: str  # the day as a CLDR pattern
-    sentence: str  # the day, the time, the zone's city and its offset, in one sentence
-    city: str  # the city that names the zone
+    zone: str  # the zone as people name it: "Taiwan Time", "台灣時間"
 
 
 @functools.cache
@@ -54,18 +59,28 @@ def date_words(locale: str, zone: ZoneInfo) -> DateWords:
     change, and a results page writes ten dates (their lookups were half of each date's
     cost)."""
     with force_locale(locale):
-        return DateWords(
-            # Translators: a date as Babel (CLDR) patterns write it; EEE is the weekday,
-            # MMM the month.
-            day=_("EEE, d MMM y"),
-            sentence=_("%(day)s, %(time)s %(city)s time (UTC%(offset)s)"),
-            city=get_timezone_location(zone, locale=locale, return_city=True))
+        # Translators: a date as Babel (CLDR) patterns write it; EEE is the weekday,
+        # MMM the month.
+        return DateWords(day=_("EEE, d MMM y"), zone=get_timezone_location(zone, locale=locale))
 
 
-def when(iso: str | None, with_time: bool = True) -> str:
-    """An ISO 8601 time as people read it in their language, in the site's time zone, and
-    saying which zone that is: "Tue, 15 Dec 2026, 10:00 Taipei time (UTC+8)",
-    "2026年12月15日（二）10:00 台北時間（UTC+8）"."""
+def _offset(moment: datetime) -> str:
+    """The moment's offset from UTC in hours: "+8", "+5.5"."""
+    offset = moment.utcoffset()
+    return f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}"
+
+
+def _zoned(text: str, moment: datetime, words: DateWords) -> str:
+    """`text` (a time) followed by its zone: "10:00 Taiwan Time (UTC+8)"."""
+    return _("%(time)s %(zone)s (UTC%(offset)s)", time=text, zone=words.zone,
+             offset=_offset(moment))
+
+
+def when(iso: str | None, with_time: bool = True, with_zone: bool = False) -> str:
+    """An ISO 8601 time as people read it in their language, in the site's time zone:
+    "Tue, 15 Dec 2026, 10:00", "2026年12月15日（二）10:00". The zone is said once per page
+    (`time_zone_note`), so a time names it only `with_zone`: where it is read alone (a mail,
+    an image) or where people join from elsewhere (an online event)."""
     if not iso:
         return ""
     zone = site_timezone()
@@ -75,10 +90,28 @@ def when(iso: str | None, with_time: bool = True) -> str:
     day = format_datetime(moment, words.day, locale=locale)
     if not with_time:
         return day
-    offset = moment.utcoffset()
-    hours = f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}"
-    return words.sentence % {"day": day, "time": format_datetime(moment, "HH:mm", locale=locale),
-                             "city": words.city, "offset": hours}
+    text = _("%(day)s, %(time)s", day=day, time=format_datetime(moment, "HH:mm", locale=locale))
+    if with_zone:
+        return _zoned(text, moment, words)
+    _say_times_zone()
+    return text
+
+
+def time_zone_note() -> str:
+    """The sentence that names the zone of every time on the page, once: "Times are Taiwan
+    Time (UTC+8)." Empty on a page that shows no time."""
+    if not g.get("times_shown"):
+        return ""
+    zone = site_timezone()
+    return _("Times are %(zone)s (UTC%(offset)s).",
+             zone=date_words(str(get_locale()), zone).zone,
+             offset=_offset(site_now().astimezone(zone)))
+
+
+def _say_times_zone() -> None:
+    """Mark that the page shows a time without its zone, so its footer names the zone."""
+    if has_request_context():
+        g.times_shown = True
 
 
 def day(iso: str | None) -> str:
@@ -111,22 +144,41 @@ def search_link(filters: Mapping[str, Any], **changes: Any) -> str:
                                        if value not in (None, "") and name != "page"})
 
 
-def span(starts: str, ends: str) -> str:
-    """From when to when, the date and the zone said once when both are on the same day:
-    "Tue, 15 Dec 2026, 10:00–12:00 Taipei time (UTC+8)"."""
+def span(starts: str, ends: str, with_zone: bool = False) -> str:
+    """From when to when, the date said once when both are on the same day:
+    "Tue, 15 Dec 2026, 10:00–12:00" (and its zone, once, `with_zone`: see `when`)."""
     zone = site_timezone()
     start = datetime.fromisoformat(starts).astimezone(zone)
     end = datetime.fromisoformat(ends).astimezone(zone)
     if start.date() != end.date():
-        return _("%(start)s to %(end)s", start=when(starts), end=when(ends))
+        return _("%(start)s to %(end)s", start=when(starts, with_zone=with_zone),
+                 end=when(ends, with_zone=with_zone))
     locale = str(get_locale())
     words = date_words(locale, zone)
-    offset = start.utcoffset()
-    return _("%(day)s, %(start)s–%(end)s %(city)s time (UTC%(offset)s)",
-             day=format_datetime(start, words.day, locale=locale),
+    text = _("%(day)s, %(start)s–%(end)s", day=format_datetime(start, words.day, locale=locale),
              start=format_datetime(start, "HH:mm", locale=locale),
-             end=format_datetime(end, "HH:mm", locale=locale), city=words.city,
-             offset=f"{offset.total_seconds() / 3600 if offset is not None else 0:+g}")
+             end=format_datetime(end, "HH:mm", locale=locale))
+    if with_zone:
+        return _zoned(text, start, words)
+    _say_times_zone()
+    return text
+
+
+# Han characters: organizer text with any is read as Chinese (a title that mixes both, such as
+# "台中 Python 讀書會 | Taichung Python Study Group", is Chinese with English names in it).
+HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def written_in(text: str | None) -> str:
+    """The BCP 47 tag of the site language organizer text is written in, from its script."""
+    return LANGUAGES["zh-TW" if HAN.search(text or "") else "en"].tag
+
+
+def lang_attribute(text: str | None) -> Markup:
+    """` lang="en"` on organizer text written in another language than the page's, so a
+    screen reader reads it in its own voice (WCAG 3.1.2); nothing when they agree."""
+    tag = written_in(text)
+    return Markup(' lang="%s"') % tag if tag != current_language().tag else Markup("")
 
 
 def price_text(event: dict[str, Any]) -> str:
@@ -234,9 +286,11 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["city_beside_venue"] = city_beside_venue
     app.jinja_env.filters["page_count"] = page_count
     app.jinja_env.filters["day"] = day
+    app.jinja_env.filters["lang_attribute"] = lang_attribute
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,
                                  search_link=search_link, closes_soon=closes_soon,
+                                 time_zone_note=time_zone_note,
                                  FEW_SEATS=FEW_SEATS,
                                  share_cards=lambda: card_font() is not None,
                                  date_ranges=lambda: date_ranges(site_today()),
