@@ -126,7 +126,7 @@ def test_the_page_lists_when_each_agent_was_last_used(app, visitor):
 @pytest.mark.parametrize("language", ["en", "zh-TW"])
 def test_the_page_in_both_languages(visitor, language):
     page = visitor.get(f"/{language}/agents").get_data(as_text=True)
-    assert {"en": "Connect an agent", "zh-TW": "連接代理程式"}[language] in page
+    assert {"en": "Connect an agent", "zh-TW": "連接 AI 代理"}[language] in page
     registrations = visitor.get(f"/{language}/registrations").get_data(as_text=True)
     assert f'href="/{language}/agents"' in registrations
 
