@@ -18,7 +18,7 @@ from helpers import hidden_value
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
-ACCESS_TOKEN = re.compile(r'<code class="secret">([^<]+)</code>')
+ACCESS_TOKEN = re.compile(r'<input id="access-token" type="text" value="([^"]+)"')
 
 
 class McpClient:

@@ -43,6 +43,9 @@ REDACTIONS = {
     f"https://events.example.tw/calendar/feed/{TOKEN}.ics":
         "https://events.example.tw/calendar/feed/[redacted]",
     f"/calendar/feed/{TOKEN}": "/calendar/feed/[redacted]",
+    # The address the site hands out names the language the feed is named in.
+    f"GET /zh-TW/calendar/feed/{TOKEN}.ics HTTP/1.1":
+        "GET /zh-TW/calendar/feed/[redacted] HTTP/1.1",
     f"/search?next=/calendar/feed/{TOKEN}.ics": "/search?next=/calendar/feed/[redacted]",
     # Other addresses are untouched, the event files and the feed's own forms among them.
     "GET /calendar/evt-webmcp-intro.ics HTTP/1.1": "GET /calendar/evt-webmcp-intro.ics HTTP/1.1",
@@ -133,7 +136,8 @@ def test_no_log_the_servers_write_holds_the_feed_token(tmp_path):
                   access_log=tmp_path / "gunicorn-access.log") as (base, _), \
             nginx(tmp_path / "nginx", upstream=port_of(base)) as front:
         address = make_feed(HttpVisitor(base))
-        token = address.removeprefix("/calendar/feed/").removesuffix(".ics")
+        assert address.startswith("/en/calendar/feed/")  # the language of the page
+        token = address.rsplit("/", 1)[-1].removesuffix(".ics")
         assert token.startswith(TOKEN_PREFIX)
         for server in (base, front):
             for method, query in FETCHES:
@@ -147,6 +151,6 @@ def test_no_log_the_servers_write_holds_the_feed_token(tmp_path):
     assert [name for name, text in logs.items() if token in text] == []
     for access_log in ("gunicorn-access.log", "nginx/access.log"):
         for method in ("GET", "HEAD"):
-            assert f'"{method} /calendar/feed/[redacted] HTTP/1.1" 200' in logs[access_log]
+            assert f'"{method} /en/calendar/feed/[redacted] HTTP/1.1" 200' in logs[access_log]
     # gunicorn saw every fetch: its own three and the three nginx passed on.
     assert logs["gunicorn-access.log"].count("/calendar/feed/[redacted]") == 2 * len(FETCHES)

@@ -4,6 +4,7 @@ Calendar link, and a visitor's private, revocable feed of their registrations.""
 from __future__ import annotations
 
 from datetime import datetime
+from datetime import timedelta
 from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
@@ -17,9 +18,15 @@ from helpers import one
 from icalendar import Calendar
 from icalendar import Event as CalendarEvent
 
+from webapp.ics import REMINDERS
+from webapp.web.languages import LANGUAGES
+
 EVENT = "evt-webmcp-intro"  # 10:00 to 12:00 in Taipei, two weeks after the suite's today
 OTHER = "evt-agent-testing"
 TAIPEI = ZoneInfo("Asia/Taipei")
+# What a person's calendar application lists their feed as, in the language it was made in.
+FEED_NAMES = {"zh-TW": "WebMCP 社群活動：我的報名",
+              "en": "WebMCP community events: my registrations"}
 
 
 def events_of(answer) -> dict[str, CalendarEvent]:
@@ -59,17 +66,89 @@ def test_the_event_page_offers_the_file_and_google_calendar(client):
     assert query["ctz"] == "Asia/Taipei"
 
 
-def make_feed(visitor) -> str:
-    """The visitor makes their calendar address on their page (no JavaScript): the address
-    the page then shows, once."""
-    visitor.get("/en/registrations")
-    made = visitor.post("/en/registrations/calendar")
+def make_feed(visitor, language: str = "en") -> str:
+    """The visitor makes their calendar address on their page in `language` (no JavaScript):
+    the path of the address the page then shows, once."""
+    return urlsplit(make_feed_page(visitor, language)[0]).path
+
+
+def make_feed_page(visitor, language: str = "en") -> tuple[str, BeautifulSoup]:
+    """The visitor makes their calendar address: the address, and the page that shows it."""
+    visitor.get(f"/{language}/registrations")
+    made = visitor.post(f"/{language}/registrations/calendar")
     assert made.status_code == 303
     page = BeautifulSoup(visitor.get(made.headers["Location"]).data, "html.parser")
     address = attribute(one(page, "#calendar-address"), "value")
-    again = BeautifulSoup(visitor.get("/en/registrations").data, "html.parser")
+    again = BeautifulSoup(visitor.get(f"/{language}/registrations").data, "html.parser")
     assert again.select("#calendar-address") == []  # shown once
-    return urlsplit(address).path
+    return address, page
+
+
+def feed_calendar(app, path: str, **headers: str) -> Calendar:
+    """The feed at `path` as a calendar application fetches it: no cookie, and only the
+    headers given (many send no Accept-Language at all)."""
+    answer = app.test_client().get(path, headers=headers)
+    assert answer.status_code == 200 and answer.mimetype == "text/calendar"
+    return Calendar.from_ical(answer.data)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_feed_is_named_in_the_language_it_was_made_in(app, visitor, language):
+    """The name a calendar lists the feed under (RFC 7986 NAME, and X-WR-CALNAME, which
+    Google and Apple read) is in the language of the page the address was made on, whatever
+    language the application that fetches it asks for, if any."""
+    assert set(FEED_NAMES) == set(LANGUAGES)
+    visitor.register(EVENT)
+    path = make_feed(visitor, language)
+    assert path.startswith(f"/{language}/calendar/feed/")
+    for other in ("", *LANGUAGES):
+        calendar = feed_calendar(app, path, **({"Accept-Language": other} if other else {}))
+        assert str(calendar["NAME"]) == FEED_NAMES[language], other
+        assert str(calendar["X-WR-CALNAME"]) == FEED_NAMES[language], other
+
+
+def test_an_address_without_a_language_still_answers(app, visitor):
+    """Addresses made before they carried a language keep working, named in the language
+    the application asks for, else Chinese (the site's default)."""
+    visitor.register(EVENT)
+    neutral = "/calendar/feed/" + make_feed(visitor).split("/calendar/feed/")[1]
+    assert str(feed_calendar(app, neutral)["NAME"]) == FEED_NAMES["zh-TW"]
+    english = feed_calendar(app, neutral, **{"Accept-Language": "en"})
+    assert str(english["NAME"]) == FEED_NAMES["en"]
+    assert set(events_of(app.test_client().get(neutral))) == {EVENT}
+
+
+def test_the_feed_reminds_a_day_and_an_hour_before_each_event(app, visitor):
+    """Each event the visitor goes to carries a DISPLAY alarm (RFC 5545 §3.6.6: with the
+    text it shows) a day before and an hour before its start; a cancelled one reminds of
+    nothing."""
+    assert set(REMINDERS) == {timedelta(days=1), timedelta(hours=1)}
+    registration = visitor.register(EVENT)
+    visitor.register(OTHER)
+    _, token = visitor.prepare_cancellation(registration["id"])
+    visitor.confirm_cancellation(registration["id"], token)
+    calendar = feed_calendar(app, make_feed(visitor))
+    events = {str(e["UID"]).split("@")[0]: e for e in calendar.events}
+    assert events[EVENT].status == "CANCELLED" and events[EVENT].alarms.times == []
+    going = events[OTHER]
+    alarms = going.walk("VALARM")
+    assert sorted(str(alarm["ACTION"]) for alarm in alarms) == ["DISPLAY", "DISPLAY"]
+    assert {-alarm.decoded("TRIGGER") for alarm in alarms} == set(REMINDERS)
+    assert all(str(alarm["DESCRIPTION"]) == str(going["SUMMARY"]) for alarm in alarms)
+    start = going.decoded("DTSTART")
+    assert sorted(time.trigger for time in going.alarms.times) == sorted(
+        start - before for before in REMINDERS)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_page_offers_a_one_tap_subscription(visitor, language):
+    """Beside the https address, a webcal:// link to the same path: a tap on it opens the
+    phone's calendar application, subscribed (the scheme asks for exactly that)."""
+    address, page = make_feed_page(visitor, language)
+    subscribe = one(page, '#calendar-feed a[href^="webcal://"]')
+    https = urlsplit(address)
+    assert https.scheme in ("http", "https")
+    assert attribute(subscribe, "href") == https._replace(scheme="webcal").geturl()
 
 
 @pytest.mark.both_backends

@@ -107,9 +107,10 @@ def test_the_event_page_offers_line_and_its_link(client, language):
     assert line is not None
     assert parse_qs(urlsplit(str(line["href"])).query)["url"] == [address]
     # The copy / share-sheet button needs JavaScript, so it starts hidden (people.js shows it).
-    button = share.select_one("button[data-share]")
+    button = share.select_one("button[data-copy]")
     assert button is not None and button.has_attr("hidden")
-    assert button["data-share"] == address
+    copied = share.select_one(f"#{button['data-copy']}")
+    assert copied is not None and copied["value"] == address
 
 
 @pytest.mark.parametrize(("url", "title"), [

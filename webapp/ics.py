@@ -4,8 +4,8 @@ calendars of them with the zone their times are in (its VTIMEZONE travels with t
 One writer for every calendar the site hands out: the pages' `.ics` downloads and private
 feeds (`web.calendars`) and the file attached to a registration mail (`mail.kinds`). So an
 event has the same UID wherever a calendar got it, and a calendar that has it updates it
-rather than adding it twice. Calendar files have no language: the event's own words are the
-organizer's.
+rather than adding it twice. The event's own words are the organizer's, in no language of
+the site's; only what the site names itself (a feed's name) is in the visitor's language.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from icalendar import Alarm
 from icalendar import Calendar
 from icalendar import Event as CalendarEvent
 from icalendar import Timezone
@@ -26,6 +28,9 @@ from .clock import site_now
 from .clock import site_timezone
 
 PRODUCT = "-//webmcp-events//Events in Taiwan//EN"
+# When a subscribed calendar reminds the person of an event they registered for: the day
+# before (to plan the trip), and an hour before (to leave).
+REMINDERS = (timedelta(days=1), timedelta(hours=1))
 
 
 def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
@@ -43,6 +48,20 @@ def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
     if "cancelled" in event:
         entry.add("status", "CANCELLED" if event["cancelled"] else "CONFIRMED")
         entry.add("sequence", event["sequence"])
+    return entry
+
+
+def with_reminders(entry: CalendarEvent) -> CalendarEvent:
+    """`entry` with a DISPLAY alarm at each of `REMINDERS` before it starts, unless it is
+    cancelled (nobody wants to be reminded of what they will not attend)."""
+    if entry.get("status") == "CANCELLED":
+        return entry
+    for before in REMINDERS:
+        # RFC 5545 §3.6.6: a DISPLAY alarm needs a DESCRIPTION, the text it shows.
+        alarm = Alarm.new(description=str(entry["SUMMARY"]))
+        alarm.add("action", "DISPLAY")
+        alarm.add("trigger", -before)
+        entry.add_component(alarm)
     return entry
 
 

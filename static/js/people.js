@@ -23,9 +23,13 @@
  * - A chosen event's preview is brought into view when it is off screen (below the list on
  *   a phone).
  *
- * - Sharing an event: its "Copy link" button shows once there is a way to share (it is
- *   hidden without JavaScript, where the link beside it is copied by hand): on a phone the
- *   system's share sheet (Web Share), elsewhere the clipboard, and its status line says so.
+ * - Copying in one tap (`button[data-copy]`: an event's link, an agent's access token and
+ *   configuration, a calendar address): the button copies the text of the element it names
+ *   (a readonly field's value, a <pre>'s text) to the clipboard, and the status line it names
+ *   (`data-status`, a live region) says so. It is hidden without JavaScript, where the text
+ *   beside it is copied by hand; focusing that text (`[data-select-on-focus]`) selects all of
+ *   it. A button that also says how to share (`data-share-sheet`, an event's link) opens the
+ *   system's share sheet (Web Share) on a phone instead.
  *
  * Swaps are watched with a MutationObserver rather than htmx events, so the answers the
  * WebMCP bridge swaps for an agent are treated exactly like a person's.
@@ -78,7 +82,7 @@
   function onChanges() {
     syncInvalid(document);
     document.querySelectorAll("dialog[data-modal][open]").forEach(makeModal);
-    revealShareButtons();
+    revealCopyButtons();
   }
 
   function formOf(event) {
@@ -144,28 +148,50 @@
   var SHEET = window.matchMedia("(pointer: coarse)").matches && !!navigator.share;
   var CLIPBOARD = !!(navigator.clipboard && window.isSecureContext);
 
-  function revealShareButtons() {
-    if (!SHEET && !CLIPBOARD) { return; }
-    document.querySelectorAll("button[data-share][hidden]").forEach(function (button) {
-      if (SHEET) { button.textContent = button.getAttribute("data-share-sheet"); }
+  function sharesThroughSheet(button) {
+    return SHEET && button.hasAttribute("data-share-sheet");
+  }
+
+  function revealCopyButtons() {
+    document.querySelectorAll("button[data-copy][hidden]").forEach(function (button) {
+      if (sharesThroughSheet(button)) { button.textContent = button.getAttribute("data-share-sheet"); }
+      else if (!CLIPBOARD) { return; }
       button.hidden = false;
     });
   }
 
+  /* The text a copy button stands for: a field's value, else the element's own text. */
+  function textToCopy(element) {
+    return element.matches("input, textarea") ? element.value : element.textContent;
+  }
+
   document.addEventListener("click", function (event) {
-    var button = event.target.closest && event.target.closest("button[data-share]");
+    var button = event.target.closest && event.target.closest("button[data-copy]");
     if (!button) { return; }
-    var url = button.getAttribute("data-share");
-    if (SHEET) {
-      navigator.share({ title: button.getAttribute("data-share-title"), url: url })
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) { return; }
+    var text = textToCopy(source);
+    if (sharesThroughSheet(button)) {
+      navigator.share({ title: button.getAttribute("data-share-title"), url: text })
         .catch(function () { /* the person closed the sheet */ });
       return;
     }
-    var status = button.closest(".share").querySelector(".share-status");
-    navigator.clipboard.writeText(url).then(function () {
-      status.textContent = button.getAttribute("data-copied");
+    var line = document.getElementById(button.getAttribute("data-status"));
+    navigator.clipboard.writeText(text).then(function () {
+      if (line) { line.textContent = button.getAttribute("data-copied"); }
     });
   });
+
+  /* Text to copy by hand is selected whole when it gets the focus, by keyboard or by a tap
+     (a tap's mouseup would otherwise drop a selection made on focus). */
+  function selectAll(event) {
+    var box = event.target.closest && event.target.closest("[data-select-on-focus]");
+    if (!box) { return; }
+    if (typeof box.select === "function") { box.select(); }
+    else { window.getSelection().selectAllChildren(box); }
+  }
+  document.addEventListener("focusin", selectAll);
+  document.addEventListener("click", selectAll);
 
   function start() {
     onChanges();

@@ -1,7 +1,13 @@
 """Events in people's calendars: an event's .ics file, an "Add to Google Calendar" address,
 and a visitor's private feed of their registrations (made and stopped on their registrations
 page, see `registrations`). The files are written by `webapp.ics`, which the registration
-mail's attachment shares: the same event has the same UID wherever it came from."""
+mail's attachment shares: the same event has the same UID wherever it came from.
+
+The feed's address carries the language of the page it was made on (`/zh-TW/calendar/feed/…`,
+see `languages.NAMED_IN_A_LANGUAGE`): a calendar application fetches it with no cookie and
+often no Accept-Language, so only the address can say in which language to name the feed.
+An address without one (made before addresses had it) is named in the visitor's language as
+the request shows it, else Chinese."""
 
 from __future__ import annotations
 
@@ -9,17 +15,20 @@ from datetime import UTC
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
 from flask import Blueprint
 from flask import Response
 from flask import abort
 from flask import url_for
+from flask_babel import gettext as _
 from icalendar import Event as CalendarEvent
 
 from ..clock import site_timezone
 from ..domain.actions import calendars as actions
 from ..ics import calendar_bytes
 from ..ics import calendar_event as ics_event
+from ..ics import with_reminders
 from ..storage.connection import get_db
 from .addresses import site_url
 from .caching import public
@@ -45,11 +54,14 @@ def event_file(event_id: str) -> Response:
 def feed(token: str) -> Response:
     """A visitor's private feed: their registrations' events, the cancelled ones marked so,
     as long as the address is theirs (a replaced or stopped address is not found). Never
-    cached: it is personal."""
+    cached: it is personal. Each event not cancelled reminds the person a day and an hour
+    before it starts."""
     events = actions.feed_events(get_db(), token, action_context(None))
     if events is None:
         abort(404)
-    return calendar_file(events, "WebMCP Events")
+    entries = (with_reminders(calendar_event(event)) for event in events)
+    return Response(calendar_bytes(entries, _("WebMCP community events: my registrations")),
+                    mimetype="text/calendar")
 
 
 def page_of(event: dict[str, Any]) -> str:
@@ -81,6 +93,13 @@ def google_calendar_url(event: dict[str, Any]) -> str:
         "ctz": site_timezone().key})
 
 
+def webcal_url(address: str) -> str:
+    """A feed's address with the webcal scheme, same host and path: tapped, it opens the
+    device's calendar application, ready to subscribe (which then fetches it over https)."""
+    return urlsplit(address)._replace(scheme="webcal").geturl()
+
+
 def init_app(app: Any) -> None:
-    """Let templates link to Google Calendar."""
+    """Let templates link to Google Calendar and subscribe to a feed."""
     app.jinja_env.globals.update(google_calendar_url=google_calendar_url)
+    app.jinja_env.filters["webcal"] = webcal_url

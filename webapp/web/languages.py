@@ -68,6 +68,11 @@ SUBTAG_SEPARATOR = re.compile("[-_]")
 # Endpoints with no language: they say nothing to people.
 NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.", "discovery.", "calendars.",
                      "oauth_server.")
+# Neutral endpoints that still name something in words (a calendar feed's name): they also
+# answer at a language-prefixed address, which is what sets their language, since the
+# calendar application that fetches one sends no cookie and often no Accept-Language. Neither
+# address is redirected, and neither remembers a language.
+NAMED_IN_A_LANGUAGE = ("calendars.feed",)
 # Endpoints whose neutral address answers a GET in place rather than sending it to a language:
 # the home page, and the MCP endpoint (a client's GET there must learn it serves POST only).
 ANSWERED_IN_PLACE = ("index", "mcp.endpoint")
@@ -194,7 +199,7 @@ def _prefix_every_page(app: Flask) -> None:
     unchanged; `url_for` builds the prefixed one whenever the request has a language.
     """
     for rule in list(app.url_map.iter_rules()):
-        if is_neutral_endpoint(rule.endpoint):
+        if is_neutral_endpoint(rule.endpoint) and rule.endpoint not in NAMED_IN_A_LANGUAGE:
             continue
         # OPTIONS stays where the view answers it itself (the MCP endpoint's CORS preflight);
         # elsewhere Flask answers it, as it does at the neutral address.
