@@ -66,6 +66,7 @@ def test_the_sitemap_lists_every_upcoming_event_in_each_language(client):
         page += 1
     for language in ("zh-TW", "en"):
         assert f"http://localhost/{language}/events" in listed
+        assert f"http://localhost/{language}/about" in listed
         assert {loc.rsplit("/", 1)[1] for loc in listed
                 if loc.startswith(f"http://localhost/{language}/events/")} == upcoming
     alternates = urls[0].findall("x:link", SITEMAP)

@@ -38,9 +38,10 @@ def robots() -> Response:
 @public(max_age=3600)
 @bp.get("/sitemap.xml")
 def sitemap() -> Response:
-    """The events list and every upcoming event (up to SITEMAP_EVENTS), in each language."""
+    """The events list, the About page and every upcoming event (up to SITEMAP_EVENTS), in
+    each language."""
     events = actions.upcoming_events(get_db(), action_context(None), SITEMAP_EVENTS)
-    pages = [_in_every_language("events.search")]
+    pages = [_in_every_language("events.search"), _in_every_language("about.index")]
     pages += [_in_every_language("events.detail", event_id=event["id"]) for event in events]
     return Response(render_template("discovery/sitemap.xml", pages=pages),
                     mimetype="application/xml")
