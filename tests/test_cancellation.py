@@ -139,8 +139,8 @@ def test_confirming_via_htmx_refreshes_the_activity_too(visitor):
     _, token = visitor.prepare_cancellation(registration["id"])
     response = visitor.post(f"/registrations/{registration['id']}/cancel",
                             {"confirmation_token": token}, headers=HTMX)
-    rows = BeautifulSoup(response.data, "html.parser").select(".activity tbody tr")
-    newest = rows[0].find_all("td")[1].get_text(" ", strip=True)
+    rows = BeautifulSoup(response.data, "html.parser").select(".activity-what")
+    newest = rows[0].get_text(" ", strip=True)
     assert newest == "You cancelled the registration for “WebMCP Intro Workshop”"
     # The activity speaks of the event; the id shows only as the registration's number, the
     # one its mails give, for the person to quote (issue 28).

@@ -23,10 +23,18 @@ Declared = TypeVar("Declared", bound=Action[Any])
 class ActivityWords:
     """`tried` names the action in a line that did not go through ("Your agent tried: Save
     event (not found)"); `done` is the sentence when it did, with `%(who)s` and `%(title)s`
-    (the event's)."""
+    (the event's). A step the person then completes names the action that completes it
+    (`completed_by`): once that is done, the visitor's page says only that."""
 
     tried: LazyString
     done: LazyString
+    completed_by: str | None = None
+
+
+# The outcomes after which a line says what was done (the ones waiting for the person say so);
+# a call that did not go through is the caller's news, not the person's: their page leaves it
+# out.
+WENT_THROUGH = ("success", "no_results", "confirmation_required")
 
 
 # Filled as the action modules are imported, and only read after that: the same in every
@@ -34,11 +42,13 @@ class ActivityWords:
 ACTIVITY_WORDS: dict[str, ActivityWords] = {}
 
 
-def logged_as(tried: LazyString, done: LazyString) -> Callable[[Declared], Declared]:
-    """Declare how the activity log speaks of the decorated action."""
+def logged_as(tried: LazyString, done: LazyString, completed_by: str | None = None
+              ) -> Callable[[Declared], Declared]:
+    """Declare how the activity log speaks of the decorated action (and, for a step the
+    person completes, the action that completes it)."""
 
     def declare(action: Declared) -> Declared:
-        ACTIVITY_WORDS[action.name] = ActivityWords(tried, done)
+        ACTIVITY_WORDS[action.name] = ActivityWords(tried, done, completed_by)
         return action
 
     return declare

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from babel.dates import format_date
 from babel.dates import format_datetime
+from babel.dates import format_timedelta
 from babel.dates import get_timezone_location
 from babel.numbers import format_decimal
 from babel.numbers import get_currency_symbol
@@ -34,6 +35,7 @@ from ..clock import site_now
 from ..clock import site_timezone
 from ..clock import site_today
 from ..domain.activity import ACTIVITY_WORDS
+from ..domain.activity import WENT_THROUGH
 from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
@@ -95,6 +97,21 @@ def when(iso: str | None, with_time: bool = True, with_zone: bool = False) -> st
         return _zoned(text, moment, words)
     _say_times_zone()
     return text
+
+
+# Within this, an activity line says how long ago it was; an older one gives its day and time.
+RECENTLY = timedelta(days=7)
+
+
+def ago(iso: str) -> str:
+    """How long ago `iso` was, as people say it ("3 minutes ago", "3 分鐘前"; "just now"
+    within a minute), on the site's clock; its day and time once past RECENTLY."""
+    passed = site_now() - datetime.fromisoformat(iso)
+    if passed > RECENTLY:
+        return when(iso)
+    if passed < timedelta(minutes=1):
+        return _("just now")
+    return format_timedelta(-passed, add_direction=True, locale=str(get_locale()))
 
 
 def time_zone_note() -> str:
@@ -220,9 +237,6 @@ OUTCOMES = {
 }
 
 
-# The outcomes after which a line says what was done (the ones waiting for the person say so).
-WENT_THROUGH = ("success", "no_results", "confirmation_required")
-
 
 def activity_sentence(line: dict[str, Any]) -> str:
     """An activity line as a sentence: "You saved “WebMCP Intro Workshop”"; a call that was
@@ -286,6 +300,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["city_beside_venue"] = city_beside_venue
     app.jinja_env.filters["page_count"] = page_count
     app.jinja_env.filters["day"] = day
+    app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["lang_attribute"] = lang_attribute
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  activity_sentence=activity_sentence,

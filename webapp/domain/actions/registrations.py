@@ -35,6 +35,8 @@ from ...storage import Confirmation
 from ...storage import Event
 from ...storage import Registration
 from ...storage import Storage
+from ..activity import ACTIVITY_WORDS
+from ..activity import WENT_THROUGH
 from ..activity import logged_as
 from ..catalog import CATALOG
 from ..directions import already_registered
@@ -156,7 +158,7 @@ def email_taken(name: str) -> ToolResult:
 
 @logged_as(_l("Prepare event registration"),
            _l("%(who)s prepared a registration for “%(title)s”: "
-              "waiting for you to confirm"))
+              "waiting for you to confirm"), completed_by=CONFIRM_REGISTRATION)
 @CATALOG.action("prepare_event_registration",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: PrepareEventRegistrationParams,
@@ -250,7 +252,7 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
 
 @logged_as(_l("Prepare registration cancellation"),
            _l("%(who)s prepared cancelling “%(title)s”: "
-              "waiting for you to confirm"))
+              "waiting for you to confirm"), completed_by=CONFIRM_CANCELLATION)
 @CATALOG.action("prepare_registration_cancellation",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
@@ -268,7 +270,7 @@ def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
 
 @logged_as(_l("Cancel from a mailed link"),
            _l("%(who)s opened “%(title)s” from a mailed link to cancel it: "
-              "waiting for you to confirm"))
+              "waiting for you to confirm"), completed_by=CONFIRM_CANCELLATION)
 @human_action("cancel_from_mail", schema=CancelFromMailInput,
               answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def cancel_from_mail(db: Storage, params: CancelFromMailParams, ctx: ActionContext
@@ -382,32 +384,43 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
 
 def activity_lines(db: Storage, entries: list[Activity], timezone: ZoneInfo
                    ) -> list[dict[str, Any]]:
-    """The activity as the visitor reads it: each line with the title of the event it was
-    about (a registration's event, for a registration), and a call repeated with the same
-    outcome (saving an event again, searching again) shown once."""
+    """The activity as the visitor reads it, newest first: what went through (a refused call
+    is left out), each line with the title of the event it was about (a registration's
+    event, for a registration), a call repeated with the same outcome (saving an event again,
+    searching again) shown once, and a step the person then confirmed shown only as its
+    confirmation ("You registered for …", not also "… prepared a registration")."""
     lines: list[dict[str, Any]] = []
-    titles: dict[str, str | None] = {}
+    events: dict[str, Event | None] = {}
+    completed: set[tuple[str, str]] = set()  # (action, event id) done after what comes next
     for entry in entries:
+        if entry.status not in WENT_THROUGH:
+            continue
         line = activity_view(entry, timezone)
         if lines and all(lines[-1][key] == line[key]
                          for key in ("source", "action", "status", "targetId")):
             continue
         target = entry.target_id
-        if target is not None and target not in titles:
-            titles[target] = _title_of(db, target)
-        line["title"] = titles.get(target) if target else None
+        if target is not None and target not in events:
+            events[target] = _event_of(db, target)
+        event = events.get(target) if target else None
+        words = ACTIVITY_WORDS.get(entry.action)
+        if event is not None:
+            if words and words.completed_by and (words.completed_by, event.id) in completed:
+                continue
+            completed.add((entry.action, event.id))
+        line["title"] = event.title if event else None
         lines.append(line)
     return lines
 
 
-def _title_of(db: Storage, target_id: str) -> str | None:
-    """The title of the event an activity line is about: the event itself, or the event of
-    a registration; None for anything else (an agent connection) or something gone."""
+def _event_of(db: Storage, target_id: str) -> Event | None:
+    """The event an activity line is about: the event itself, or the event of a
+    registration; None for anything else (an agent connection) or something gone."""
     event = db.get_event(target_id)
     if event is None:
         registration = db.get_registration(target_id)
         event = db.get_event(registration.event_id) if registration else None
-    return event.title if event else None
+    return event
 
 
 def registration_details(db: Storage, registration_id: str, ctx: ActionContext
