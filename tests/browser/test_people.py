@@ -133,11 +133,44 @@ def test_the_cancel_dialog_is_modal_and_gives_the_focus_back(js_tab):
     assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
 
 
+def waiting_count(tab: Tab) -> Locator:
+    """The link to what waits for the person's confirmation, with its count."""
+    return tab.page.locator("#registrations-panel a.pending-count")
+
+
 def test_keep_it_closes_the_dialog_without_javascript(open_tab):
+    """"Keep it" posts: the page comes back without the dialog and with nothing waiting."""
     tab = open_tab(javascript=False)
     open_cancel_dialog(tab)
+    expect(waiting_count(tab)).to_have_count(1)
     tab.page.get_by_role("button", name=tab.text("Keep it")).click()
     tab.page.get_by_role("dialog").wait_for(state="hidden")
+    expect(waiting_count(tab)).to_have_count(0)
+    tab.open("/registrations/pending")
+    expect(tab.page.locator("form.confirm-form")).to_have_count(0)
+
+
+@pytest.mark.parametrize("dismiss", ["Keep it", "Escape"])
+def test_keep_it_drops_the_cancellation_and_gives_the_focus_back(js_tab, dismiss):
+    """With htmx, "Keep it" (or Esc, which presses it) drops the prepared cancellation: the
+    dialog closes, the count of what waits leaves the panel, the registration is still
+    listed, and the focus returns to the button that opened the dialog."""
+    open_cancel_dialog(js_tab)
+    page = js_tab.page
+    with page.expect_response(lambda response: response.url.endswith("/keep")):
+        if dismiss == "Escape":
+            page.keyboard.press("Escape")
+        else:
+            page.get_by_role("button", name=js_tab.text("Keep it")).click()
+    page.get_by_role("dialog").wait_for(state="detached")
+    expect(waiting_count(js_tab)).to_have_count(0)
+    expect(page.get_by_role("radio", name=ROOMY_EVENT_TITLE)).to_have_count(1)
+    page.wait_for_function("() => document.activeElement !== document.body")
+    assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
+    js_tab.open("/registrations")  # the panel as a new visit draws it
+    expect(waiting_count(js_tab)).to_have_count(0)
+    js_tab.open("/registrations/pending")
+    expect(page.locator("form.confirm-form")).to_have_count(0)
 
 
 def test_a_search_is_announced_in_one_short_line(js_tab):

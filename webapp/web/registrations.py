@@ -162,6 +162,17 @@ def confirm_cancellation(registration_id: str) -> Response:
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
 
 
+@human_route(bp, "/registrations/<registration_id>/keep", actions.discard_cancellation,
+             methods=("POST",), offers=("prepare_registration_cancellation",))
+def keep_registration(registration_id: str) -> Response:
+    """A person keeps the registration they were asked about: its prepared cancellation is
+    dropped, so nothing waits for them; the panel comes back without the dialog."""
+    result = run_tool(bound={"registration_id": registration_id}).result
+    context = {} if wants_json() else _index_context()
+    return render_post_result(result, "error.html", "registrations/_panel.html",
+                              redirect_to=url_for(".index"), values={}, errors={}, **context)
+
+
 @human_route(bp, "/registrations/calendar", calendars.make_calendar_feed, methods=("POST",))
 def make_calendar_feed() -> Response:
     """A person makes (or replaces) their private calendar address: shown once, on the page."""

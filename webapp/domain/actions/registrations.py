@@ -64,6 +64,7 @@ from .events import unknown_event
 CONFIRMATION_LIFETIME = timedelta(minutes=5)
 CONFIRM_REGISTRATION = "confirm_registration"
 CONFIRM_CANCELLATION = "confirm_cancellation"
+DISCARD_CANCELLATION = "discard_cancellation"
 # The buttons a person presses to confirm: the pages show them, and nextAction names them.
 CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
@@ -110,15 +111,17 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
 
 
 def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
-                      target: str | None = None) -> Confirmation | ToolResult:
-    """The visitor's confirmation for action `name` (and `target`), or the not_found refusing it.
+                      target: str | None = None, confirms: str | None = None
+                      ) -> Confirmation | ToolResult:
+    """The visitor's confirmation for action `confirms` (`name` unless given; and `target`),
+    or the not_found of action `name` refusing it.
 
     Another visitor's token, a token for another action or target, and an unknown token all
     look the same: not_found, revealing nothing.
     """
     confirmation = db.get_confirmation(ctx.review_tokens.hash_of(token))
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
-            or confirmation.action != name
+            or confirmation.action != (confirms or name)
             or (target is not None and confirmation.target_id != target)):
         return not_found(name, _("This confirmation does not exist."),
                          next_action=_("Stop and tell the user; they can start again."))
@@ -351,6 +354,38 @@ def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
     )
 
 
+@logged_as(_l("Keep registration"),
+           _l("%(who)s kept the registration for “%(title)s”: nothing was cancelled"))
+@human_action(DISCARD_CANCELLATION, schema=ConfirmCancellationInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND))
+def discard_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: ActionContext
+                         ) -> ToolResult:
+    """A person keeps their registration: the prepared cancellation is spent unused, so
+    nothing is left waiting for them to confirm; doing it again changes nothing."""
+    name = DISCARD_CANCELLATION
+    with db.transaction():
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
+                                         target=params["registration_id"],
+                                         confirms=CONFIRM_CANCELLATION)
+        if isinstance(confirmation, ToolResult):
+            return confirmation
+        registration = own_registration(db, confirmation.target_id, ctx.visitor_id)
+        if registration is None:
+            return not_found(name, _("This registration does not exist."))
+        if confirmation.used_at is None:
+            db.use_confirmation(confirmation.token_hash, ctx.now)
+    return ToolResult(
+        action=name,
+        status=Status.SUCCESS,
+        message=(_("Your registration is kept: nothing was cancelled.")
+                 if registration.state == "active"
+                 else _("This registration is already cancelled.")),
+        data={"registration": registration_view(registration)},
+        next_action=_("Done."),
+        target=registration.id,
+    )
+
+
 def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
     """What an event's registration page shows: the event, and the visitor's active
     registration for it if they have one; None when there is no such event."""
@@ -376,7 +411,7 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
         "activity": activity_lines(db, db.recent_activity(ctx.visitor_id, activity_shown),
                                    ctx.timezone),
-        "pending": len(db.pending_confirmations(ctx.visitor_id, ctx.now)),
+        "pending": len(_still_pending(db, ctx)),
     }
 
 
@@ -432,31 +467,47 @@ def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     answered), `expiresAt`, `source` (who prepared it), `token` and, for a registration, the
     `email` in full (the person checks it; the review masks it for agents).
 
-    Showing them changes nothing (the token is a review token, the same on every view); one
-    whose event or registration is gone or already cancelled is left out.
+    Showing them changes nothing (the token is a review token, the same on every view); only
+    what could still succeed is listed (`_still_pending`).
     """
+    return [{"confirms": confirmation.action, "review": review,
+             "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
+             "source": confirmation.source,
+             "token": ctx.review_tokens.token_for(confirmation.token_hash),
+             "email": confirmation.payload.get("email")}
+            for confirmation, review in _still_pending(db, ctx)]
+
+
+def _still_pending(db: Storage, ctx: ActionContext
+                   ) -> list[tuple[Confirmation, dict[str, Any]]]:
+    """The visitor's unspent, unexpired confirmations that pressing confirm could still
+    carry out, each with its review: the review page lists exactly these and the count on
+    My registrations counts exactly these, so the count never leads to an empty page or
+    offers to register for an event already joined."""
     if ctx.visitor_id is None:
         return []
-    reviews = []
+    waiting = []
     for confirmation in db.pending_confirmations(ctx.visitor_id, ctx.now):
         review = _review_of(db, confirmation, ctx)
-        if review is None:
-            continue
-        reviews.append({"confirms": confirmation.action, "review": review,
-                        "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
-                        "source": confirmation.source,
-                        "token": ctx.review_tokens.token_for(confirmation.token_hash),
-                        "email": confirmation.payload.get("email")})
-    return reviews
+        if review is not None:
+            waiting.append((confirmation, review))
+    return waiting
 
 
 def _review_of(db: Storage, confirmation: Confirmation, ctx: ActionContext
                ) -> dict[str, Any] | None:
-    """The review of a pending confirmation, as its prepare answered; None when there is
-    nothing left to confirm."""
+    """The review of a pending confirmation, as its prepare answered; None when confirming
+    it could only be refused: its event is gone, closed or full, the visitor (or the
+    address) already holds a seat there, or the registration to cancel is gone or already
+    cancelled. A second review of one thing, prepared in another tab or by an agent, so
+    leaves as soon as the first is confirmed."""
     if confirmation.action == CONFIRM_REGISTRATION:
-        event = db.get_event(confirmation.target_id)
-        return registration_review(event, confirmation.payload, ctx) if event else None
+        event = db.get_event(confirmation.target_id, count_seats=True)
+        if (event is None or event_state(event, ctx.now) != "open"
+                or db.active_registration(confirmation.visitor_id, event.id)
+                or db.email_registered(event.id, confirmation.payload["email"])):
+            return None
+        return registration_review(event, confirmation.payload, ctx)
     registration = own_registration(db, confirmation.target_id, ctx.visitor_id)
     if registration is None or registration.state != "active":
         return None
