@@ -229,7 +229,7 @@ def test_choosing_an_event_brings_its_preview_into_view_on_a_phone(js_tab):
 def test_register_is_on_a_phones_first_screen(tab):
     tab.page.set_viewport_size({"width": 390, "height": 844})
     tab.open(f"/events/{ROOMY_EVENT}")
-    box = tab.page.get_by_role("link", name=tab.text("Register…")).bounding_box()
+    box = tab.page.get_by_role("link", name=tab.text("Register now")).bounding_box()
     assert box is not None and box["y"] + box["height"] <= 844
 
 

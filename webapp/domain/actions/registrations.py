@@ -392,10 +392,16 @@ def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[st
     event = db.get_event(event_id, count_seats=True)
     if event is None:
         return None
+    return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
+            "existing": held_registration(db, event_id, ctx)}
+
+
+def held_registration(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
+    """The visitor's active registration for the event, if they hold one (for the pages
+    that then say so instead of offering to register)."""
     existing = (db.active_registration(ctx.visitor_id, event_id) if ctx.visitor_id
                 else None)
-    return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
-            "existing": registration_view(existing) if existing else None}
+    return registration_view(existing) if existing else None
 
 
 def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
