@@ -36,7 +36,7 @@ def review(tab: Tab, name: str, email: str) -> None:
     tab.open(f"/events/{ROOMY_EVENT}/register")
     tab.page.get_by_label(tab.text("Attendee name")).fill(name)
     tab.page.get_by_label(tab.text("E-mail")).fill(email)
-    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+    tab.page.get_by_role("button", name=tab.text("Next: check your details")).click()
 
 
 def test_the_review_shows_the_email_as_typed_and_the_form_keeps_it(tab):
@@ -68,7 +68,7 @@ def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
             "() => document.activeElement && document.activeElement.name === 'email'")
 
     email.fill(unique_email())
-    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+    tab.page.get_by_role("button", name=tab.text("Next: check your details")).click()
     tab.page.get_by_text(tab.text("Check and confirm")).wait_for()
     assert error.text_content() == ""
     assert tab.page.get_by_label(tab.text("E-mail")).get_attribute("aria-invalid") is None
@@ -101,6 +101,25 @@ def test_on_a_phone_the_review_comes_into_view_and_takes_the_focus(js_tab):
         " return box.top >= 0 && box.bottom <= innerHeight; }")
     page.wait_for_function("() => document.activeElement.classList.contains('review')")
     assert js_tab.text("Check and confirm") in focused_text(js_tab)
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_on_the_review_the_confirm_button_is_the_one_primary_action(open_tab, javascript):
+    """The button that asked for the review turns quiet once the review shows (with htmx the
+    form is not drawn again: the stylesheet does it), and the confirm button is the larger."""
+    tab = open_tab(javascript=javascript)
+    review(tab, "Ann Lee", unique_email())
+    tab.page.locator(".review").wait_for()
+    asked = tab.page.locator("#prepare_event_registration button[type=submit]")
+    confirm = tab.page.locator(".review .confirm-form button")
+    background = "button => getComputedStyle(button).backgroundColor"
+    ink = "button => getComputedStyle(button).color"
+    # Quiet: the accent is its text, no longer its background.
+    assert asked.evaluate(background) != confirm.evaluate(background)
+    assert asked.evaluate(ink) == confirm.evaluate(background)
+    asked_box, confirm_box = asked.bounding_box(), confirm.bounding_box()
+    assert asked_box is not None and confirm_box is not None
+    assert confirm_box["height"] > asked_box["height"]
 
 
 def open_cancel_dialog(tab: Tab) -> None:

@@ -13,6 +13,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_babel import gettext as _
 from werkzeug.routing import BaseConverter
 
+from flask_webmcp.negotiation import is_partial
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import render_result
@@ -96,11 +97,14 @@ def prepare(event_id: str) -> Response:
     result, submitted = run_tool(bound={"event_id": event_id})
     if result.status is Status.NOT_FOUND:
         return render_error(result)  # no event: no form to show again
+    # The review in place says the event's start–end and price, as the page around it does.
+    shown = ({"event": _register_context(event_id)["event"]}
+             if is_partial() and result.status is Status.CONFIRMATION_REQUIRED else {})
     return render_post_result(result, "registrations/register.html",
                               "registrations/_review.html",
                               redirect_to=url_for(".register", event_id=event_id),
                               page_context=lambda: _register_context(event_id),
-                              values=submitted, errors=result.errors or {})
+                              values=submitted, errors=result.errors or {}, **shown)
 
 
 @human_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))

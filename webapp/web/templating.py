@@ -27,6 +27,7 @@ from flask_babel.speaklater import LazyString
 
 from ..clock import site_timezone
 from ..clock import site_today
+from ..domain.actions.registrations import confirmation_minutes
 from ..domain.activity import ACTIVITY_WORDS
 from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
@@ -87,6 +88,14 @@ def day(iso: str | None) -> str:
     locale = str(get_locale())
     return format_date(date.fromisoformat(iso), date_words(locale, site_timezone()).day,
                        locale=locale)
+
+
+def clock_time(iso: str | None) -> str:
+    """The time of day of an ISO 8601 time, in the site's time zone: "10:51"."""
+    if not iso:
+        return ""
+    moment = datetime.fromisoformat(iso).astimezone(site_timezone())
+    return format_datetime(moment, "HH:mm", locale=str(get_locale()))
 
 
 def search_link(filters: Mapping[str, Any], **changes: Any) -> str:
@@ -212,6 +221,7 @@ def init_app(app: Flask) -> None:
     """Register the helpers."""
     app.jinja_env.finalize = plain_text
     app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["clock_time"] = clock_time
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.filters["index_by"] = index_by
     app.jinja_env.filters["span"] = span
@@ -220,6 +230,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["page_count"] = page_count
     app.jinja_env.filters["day"] = day
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
+                                 confirmation_minutes=confirmation_minutes,
                                  activity_sentence=activity_sentence,
                                  search_link=search_link,
                                  share_cards=lambda: card_font() is not None,

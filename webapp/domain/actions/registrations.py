@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -68,6 +69,14 @@ DISCARD_CANCELLATION = "discard_cancellation"
 # The buttons a person presses to confirm: the pages show them, and nextAction names them.
 CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
+# The buttons that ask for a review, which a person presses again once one expired.
+PREPARE_BUTTONS = {CONFIRM_REGISTRATION: _l("Next: check your details"),
+                   CONFIRM_CANCELLATION: _l("Cancel the chosen registration…")}
+
+
+def confirmation_minutes() -> int:
+    """How long a review holds, in the whole minutes people are told."""
+    return int(CONFIRMATION_LIFETIME.total_seconds() // 60)
 
 
 def own_registration(db: Storage, registration_id: str, visitor_id: str | None
@@ -134,8 +143,10 @@ def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
     if confirmation.used_at is not None:
         return conflict(name, _("This confirmation was already used."))
     if confirmation.expires_at <= ctx.now:
-        return conflict(name, _("This confirmation expired after five minutes. Prepare it "
-                                "again to get a new one."))
+        return conflict(name, ngettext(
+            "More than %(num)s minute has passed: press “%(button)s” again.",
+            "More than %(num)s minutes have passed: press “%(button)s” again.",
+            confirmation_minutes(), button=PREPARE_BUTTONS[confirmation.action]))
     return None
 
 
