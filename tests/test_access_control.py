@@ -264,7 +264,7 @@ def test_both_kinds_of_token_last_five_minutes(tally, app, owner, clock, age, wo
         with Unchanged(app, tally):
             response = send()
         assert response.status_code == 409
-        assert "expired" in response.get_json()["message"]
+        assert "minutes have passed" in response.get_json()["message"]
         tally["refused"] += 1
 
 

@@ -62,3 +62,14 @@ def test_each_line_says_how_long_ago_on_the_sites_clock(visitor, clock):
     clock.advance(days=8)
     ago, full = when_said("en")
     assert ago != full and full.endswith("Taiwan Time (UTC+8)") and full.startswith(ago)
+
+
+def test_a_cancellation_kept_reads_as_kept_alone(visitor):
+    registration = visitor.register("evt-webmcp-intro")
+    _, token = visitor.prepare_cancellation(registration["id"])
+    kept = visitor.post(f"/registrations/{registration['id']}/keep",
+                        {"confirmation_token": token}, headers=JSON)
+    assert kept.status_code == 200
+    assert lines(visitor) == [
+        "You kept the registration for “WebMCP Intro Workshop”: nothing was cancelled",
+        "You registered for “WebMCP Intro Workshop”"]

@@ -35,7 +35,11 @@ def test_the_dialog_confirm_form_is_human_only(visitor):
     form = one(dialog, "form.confirm-form")
     assert not form.has_attr("toolname")
     assert form["action"] == f"/en/registrations/{registration['id']}/cancel"
-    assert dialog.select_one("form[method=dialog] button[autofocus]")
+    # "Keep it" posts too (it drops the prepared cancellation), human-only, and has the focus.
+    keep = one(dialog, "form.keep-form")
+    assert not keep.has_attr("toolname")
+    assert keep["action"] == f"/en/registrations/{registration['id']}/keep"
+    assert keep.select_one("button[autofocus]")
 
 
 @pytest.mark.both_backends

@@ -104,7 +104,7 @@ def test_one_primary_action_and_the_city_and_date_said_once(client):
     soup = BeautifulSoup(client.get(f"/en/events/{PAID}").data, "html.parser")
     primary = [b.get_text(strip=True) for b in soup.select("main .button, main button")
                if "button--quiet" not in (b.get("class") or [])]
-    assert primary == ["Register…"]
+    assert primary == ["Register now"]
     where = one(soup, '[itemprop="location"]').get_text(" ", strip=True)
     assert where.count("Taipei") == 1
     starts = one(soup, '[itemprop="startDate"]')
@@ -113,6 +113,44 @@ def test_one_primary_action_and_the_city_and_date_said_once(client):
     # At a venue: the zone is named once, in the footer, not at each time.
     assert "Taiwan Time" not in starts.get_text()
     assert one(soup, ".zone-note").get_text() == "Times are Taiwan Time (UTC+8)."
+
+
+def primary_actions(html: bytes) -> list[str]:
+    """The texts of the event's primary (not quiet) buttons and button links."""
+    soup = BeautifulSoup(html, "html.parser")
+    return [b.get_text(strip=True)
+            for b in soup.select(".event-detail .button, .event-detail button")
+            if "button--quiet" not in (b.get("class") or [])]
+
+
+@pytest.mark.parametrize(("language", "registered", "register", "see"), [
+    ("en", "You're registered for this event", "Register now", "See your registration"),
+    ("zh-TW", "你已報名這場活動", "立即報名", "查看報名資料")])
+def test_a_registered_visitor_is_told_so_instead_of_offered_to_register(
+        visitor, language, registered, register, see):
+    """Once the visitor holds a registration for the event, its page (and its refresh, and
+    the preview pane of the list) says so and links to it: one primary action, and no
+    offer to register again; once cancelled, the offer is back."""
+    page = f"/{language}/events/{FREE}"
+    assert primary_actions(visitor.get(page).data) == [register]
+    registration = visitor.register(FREE)
+    answers = [visitor.get(page), visitor.get(page, headers=HTMX),
+               visitor.get(f"/{language}/events/details?event_id={FREE}", headers=HTMX)]
+    for answer in answers:
+        soup = BeautifulSoup(answer.data, "html.parser")
+        assert one(soup, ".registered-note").get_text(strip=True) == registered
+        assert primary_actions(answer.data) == [see]
+        link = one(soup, ".event-actions a.button")
+        assert link["href"] == f"/{language}/registrations/{registration['id']}"
+        assert soup.select_one(f'a[href="/{language}/events/{FREE}/register"]') is None
+    _, token = visitor.prepare_cancellation(registration["id"])
+    visitor.confirm_cancellation(registration["id"], token)
+    assert primary_actions(visitor.get(page).data) == [register]
+
+
+def test_another_visitors_registration_changes_nothing_on_the_page(visitor, other_visitor):
+    visitor.register(FREE)
+    assert primary_actions(other_visitor.get(f"/en/events/{FREE}").data) == ["Register now"]
 
 
 @pytest.mark.parametrize("language", ["en", "zh-TW"])

@@ -130,7 +130,7 @@ def test_what_waits_expires_after_five_minutes(app, agent, visitor, clock):
 def test_the_registrations_page_says_what_waits(agent, visitor):
     agent.call("prepare_event_registration", REGISTER)
     page = visitor.get("/zh-TW/registrations").get_data(as_text=True)
-    assert "等你確認（1）" in page and "/zh-TW/registrations/pending" in page
+    assert "待確認（1）" in page and "/zh-TW/registrations/pending" in page
 
 
 # -- nothing an MCP client sends finalizes anything

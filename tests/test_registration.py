@@ -7,12 +7,17 @@ from datetime import timedelta
 
 import pytest
 from bs4 import BeautifulSoup
+from bs4 import Tag
 from helpers import HTMX
 from helpers import JSON
+from helpers import TOKEN_FIELD
 from helpers import one
 from helpers import query_database
 from helpers import the_jsonld
 from helpers import three_answers
+
+from webapp.domain.actions import registrations
+from webapp.domain.actions.registrations import CONFIRMATION_LIFETIME
 
 # PostgreSQL runs the flows that prove it end to end (marked `both_backends`); the storage
 # under every other test here is checked on both backends by test_storage_contract.py.
@@ -380,3 +385,84 @@ def test_a_valid_review_clears_the_field_errors_of_the_earlier_try(visitor):
     soup = BeautifulSoup(fixed.data, "html.parser")
     error = one(soup, "#prepare_event_registration-email-error")
     assert error["hx-swap-oob"] == "innerMorph" and error.get_text() == ""
+
+
+# -- the review: one primary button, how long it holds, the event's time and price (issue 29)
+
+PAID = "evt-a11y-audit-taipei"  # NT$500
+
+
+def review_of(response) -> Tag:
+    return one(BeautifulSoup(response.data, "html.parser"), ".review")
+
+
+def test_the_form_says_what_happens_next(visitor):
+    for language, intro, button in [
+            ("en", "Fill in your details, then press Next to check them; you are registered "
+                   "only once you press “Confirm registration”.", "Next: check your details"),
+            ("zh-TW", "填寫資料後按下一步確認；按下「確認報名」才算完成報名。",
+             "下一步：確認資料")]:
+        soup = BeautifulSoup(visitor.get(f"/{language}/events/{PAID}/register").data,
+                             "html.parser")
+        area = one(soup, "#registration-form")
+        assert intro in area.get_text()
+        assert one(area, "form[toolname] button[type=submit]").get_text(strip=True) == button
+
+
+@pytest.mark.parametrize("rendering", ["partial", "page"])
+def test_the_review_says_when_where_what_it_costs_and_how_long_it_holds(visitor, clock,
+                                                                         rendering):
+    """Its confirm button is the one primary action; it says the event's start–end and price
+    as the page beside it does, and by when to confirm: within the token's lifetime, at the
+    time of day that lifetime ends."""
+    typed = {"attendee_name": "Ann Lee", "email": "ann@example.com"}
+    for language in ("en", "zh-TW"):
+        path = f"/{language}/events/{PAID}/register"
+        answer = visitor.post(path, typed, headers=HTMX if rendering == "partial" else {})
+        if rendering == "page":
+            answer = visitor.get(answer.headers["Location"])
+        expires = datetime.fromisoformat(the_jsonld(answer.data)["data"]["review"]["expiresAt"])
+        assert expires == clock.now + CONFIRMATION_LIFETIME
+        minutes, time = CONFIRMATION_LIFETIME // timedelta(minutes=1), expires.strftime("%H:%M")
+        review = review_of(answer)
+        assert [b.get_text(strip=True) for b in review.select("button")] == [
+            {"en": "Confirm registration", "zh-TW": "確認報名"}[language]]
+        assert "button--commit" in one(review, "button")["class"]
+        expiry = one(review, ".review-expiry").get_text(strip=True)
+        assert expiry == {"en": f"Confirm within {minutes} minutes (before {time}).",
+                          "zh-TW": f"請在 {minutes} 分鐘內（{time} 前）按「確認報名」。"}[language]
+        page = BeautifulSoup(visitor.get(f"/{language}/events/{PAID}").data, "html.parser")
+        facts = review.get_text(" ", strip=True)
+        assert one(page, ".event-meta").get_text(" ", strip=True) in facts
+        assert "NT$500" in facts
+
+
+def test_the_minutes_are_the_tokens_lifetime(visitor, clock, monkeypatch):
+    """Nothing says "5" but the lifetime: made longer, the review and the refusal after it
+    say so."""
+    monkeypatch.setattr(registrations, "CONFIRMATION_LIFETIME", timedelta(minutes=7))
+    response = visitor.post("/en/events/evt-webmcp-intro/register",
+                            {"attendee_name": "Ann Lee", "email": "ann@example.com"},
+                            headers=HTMX)
+    assert one(review_of(response), ".review-expiry").get_text().startswith(
+        "Confirm within 7 minutes")
+    token = TOKEN_FIELD.search(response.get_data(as_text=True))
+    assert token is not None
+    clock.advance(minutes=7)
+    refused = visitor.confirm_registration(token[1]).get_json()
+    assert refused["message"] == (
+        "More than 7 minutes have passed: press “Next: check your details” again.")
+
+
+def test_an_expired_review_says_which_button_to_press_again(visitor, clock):
+    for language, says in [
+            ("en", "More than 5 minutes have passed: press “Next: check your details” again."),
+            ("zh-TW", "已超過 5 分鐘，請再按一次「下一步：確認資料」。")]:
+        _, token = visitor.prepare_registration()
+        clock.advance(seconds=CONFIRMATION_LIFETIME.total_seconds())
+        response = visitor.post(f"/{language}/registrations/confirm",
+                                {"confirmation_token": token}, headers=HTMX)
+        assert response.status_code == 409
+        minutes = str(CONFIRMATION_LIFETIME // timedelta(minutes=1))
+        assert one(BeautifulSoup(response.data, "html.parser"), ".notice").get_text(
+            strip=True) == says.replace("5", minutes)

@@ -12,8 +12,10 @@
  * - Field errors: the server refreshes each field's message out of band; the control it
  *   describes follows (aria-invalid), and after a person's submit the first bad field gets
  *   the focus, as on a page that came back with errors.
- * - Dialogs (`dialog[data-modal]`): shown with showModal(), so Tab stays inside, Esc closes,
- *   the page behind is inert; on close the focus returns to what opened it.
+ * - Dialogs (`dialog[data-modal]`): shown with showModal(), so Tab stays inside, Esc closes
+ *   (or submits the dialog's `form[data-dismiss]`, when its closing must reach the server),
+ *   the page behind is inert; once closed or swapped away, the focus returns to what opened
+ *   it.
  * - Announcements: a search says "Searching…" in its status line while it runs; the answer
  *   then puts its one-sentence summary there (out of band), never the whole list. htmx has
  *   no attribute for a status line's text (its indicator is a class), so it is set here.
@@ -62,9 +64,15 @@
     if (!event.target.closest("dialog")) { focusedOutsideDialogs = event.target; }
   });
 
+  // The modal dialogs shown, each with how to give the focus back once it is gone.
+  var shownDialogs = [];
+
   /* A dialog the server sends open becomes modal. On close the focus returns to what had it
      (the button that asked for the dialog), or, when that is gone or was the page itself (an
-     agent asked), to the element its data-modal attribute names. */
+     agent asked), to the element its data-modal attribute names. A dialog whose closing the
+     server must hear (form[data-dismiss]) is closed by that form's answer, which swaps it
+     away: Esc submits the form, and the focus returns the same way once the dialog is gone
+     (a removed dialog fires no close event). */
   function makeModal(dialog) {
     if (dialog.dataset.modalShown) { return; }
     dialog.dataset.modalShown = "true";
@@ -72,15 +80,37 @@
     var opener = focusedOutsideDialogs;
     dialog.close();
     dialog.showModal();
-    dialog.addEventListener("close", function () {
+    function giveFocusBack() {
       var back = opener && opener.isConnected && opener !== document.body ? opener
         : document.querySelector(dialog.getAttribute("data-modal"));
       if (back) { back.focus(); }
+    }
+    dialog.addEventListener("close", giveFocusBack);
+    dialog.addEventListener("cancel", function (event) {
+      var dismiss = dialog.querySelector("form[data-dismiss]");
+      if (dismiss) {
+        event.preventDefault();
+        dismiss.requestSubmit();
+      }
+    });
+    shownDialogs.push({ dialog: dialog, giveFocusBack: giveFocusBack });
+  }
+
+  /* A dialog swapped away took the focus with it, unless what replaced it took the focus
+     (a notice with [autofocus]). */
+  function forgetRemovedDialogs() {
+    shownDialogs = shownDialogs.filter(function (shown) {
+      if (shown.dialog.isConnected) { return true; }
+      if (!document.activeElement || document.activeElement === document.body) {
+        shown.giveFocusBack();
+      }
+      return false;
     });
   }
 
   function onChanges() {
     syncInvalid(document);
+    forgetRemovedDialogs();
     document.querySelectorAll("dialog[data-modal][open]").forEach(makeModal);
     revealCopyButtons();
   }

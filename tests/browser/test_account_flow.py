@@ -235,10 +235,10 @@ def register_from_the_event_page(tab: Tab, name: str, email: str) -> None:
     page = tab.page
     page.goto(tab.site.url(f"/events/{EVENT}"))
     expect(page).to_have_url(re.compile(rf"/{tab.language}/events/{EVENT}$"))
-    page.get_by_role("link", name=tab.text("Register…")).click()
+    page.get_by_role("link", name=tab.text("Register now")).click()
     page.get_by_label(tab.text("Attendee name")).fill(name)
     page.get_by_label(tab.text("E-mail")).fill(email)
-    tab.press(tab.text("Review registration"), then_shows=tab.text("Check and confirm"))
+    tab.press(tab.text("Next: check your details"), then_shows=tab.text("Check and confirm"))
     tab.press(tab.text("Confirm registration"),
               then_shows=tab.text("You are registered: one seat is yours."))
 

@@ -178,6 +178,13 @@ def other_registration_cancelled(tab: Tab, target: Target) -> None:
     cancel_as_person(tab, other)
 
 
+def kept(tab: Tab, target: Target) -> None:
+    """Registered; the cancellation prepared, then the person keeps the registration: the
+    panel "Keep it" leaves."""
+    dialog_open(tab, target)
+    tab.press("Keep it", then_shows="nothing was cancelled")
+
+
 def unsaved(tab: Tab, target: Target) -> None:
     """Saved by the agent, then taken off the list by the person on the event's page."""
     tab.open(f"/events/{target.event}")
@@ -201,6 +208,7 @@ PAGES: dict[str, Callable[[Tab, Target], Any]] = {
     # The open confirmation dialog a prepared cancellation leaves.
     "/registrations/cancellation": lambda tab, t: dialog_open(tab, t),
     "/registrations/<registration_id>/cancel": other_registration_cancelled,
+    "/registrations/<registration_id>/keep": kept,
     # What get_my_plans leaves: the panel it refreshed (without JavaScript: its own page).
     "/registrations/plans": lambda tab, t: plans_refreshed(tab, t),
 }

@@ -36,7 +36,7 @@ def review(tab: Tab, name: str, email: str) -> None:
     tab.open(f"/events/{ROOMY_EVENT}/register")
     tab.page.get_by_label(tab.text("Attendee name")).fill(name)
     tab.page.get_by_label(tab.text("E-mail")).fill(email)
-    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+    tab.page.get_by_role("button", name=tab.text("Next: check your details")).click()
 
 
 def test_the_review_shows_the_email_as_typed_and_the_form_keeps_it(tab):
@@ -68,7 +68,7 @@ def test_a_bad_field_is_marked_and_focused_then_cleared_by_a_good_review(tab):
             "() => document.activeElement && document.activeElement.name === 'email'")
 
     email.fill(unique_email())
-    tab.page.get_by_role("button", name=tab.text("Review registration")).click()
+    tab.page.get_by_role("button", name=tab.text("Next: check your details")).click()
     tab.page.get_by_text(tab.text("Check and confirm")).wait_for()
     assert error.text_content() == ""
     assert tab.page.get_by_label(tab.text("E-mail")).get_attribute("aria-invalid") is None
@@ -103,6 +103,25 @@ def test_on_a_phone_the_review_comes_into_view_and_takes_the_focus(js_tab):
     assert js_tab.text("Check and confirm") in focused_text(js_tab)
 
 
+@pytest.mark.parametrize("javascript", [True, False])
+def test_on_the_review_the_confirm_button_is_the_one_primary_action(open_tab, javascript):
+    """The button that asked for the review turns quiet once the review shows (with htmx the
+    form is not drawn again: the stylesheet does it), and the confirm button is the larger."""
+    tab = open_tab(javascript=javascript)
+    review(tab, "Ann Lee", unique_email())
+    tab.page.locator(".review").wait_for()
+    asked = tab.page.locator("#prepare_event_registration button[type=submit]")
+    confirm = tab.page.locator(".review .confirm-form button")
+    background = "button => getComputedStyle(button).backgroundColor"
+    ink = "button => getComputedStyle(button).color"
+    # Quiet: the accent is its text, no longer its background.
+    assert asked.evaluate(background) != confirm.evaluate(background)
+    assert asked.evaluate(ink) == confirm.evaluate(background)
+    asked_box, confirm_box = asked.bounding_box(), confirm.bounding_box()
+    assert asked_box is not None and confirm_box is not None
+    assert confirm_box["height"] > asked_box["height"]
+
+
 def open_cancel_dialog(tab: Tab) -> None:
     """A registered person chooses their registration and asks to cancel it."""
     tab.register_as_person(ROOMY_EVENT)
@@ -133,11 +152,44 @@ def test_the_cancel_dialog_is_modal_and_gives_the_focus_back(js_tab):
     assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
 
 
+def waiting_count(tab: Tab) -> Locator:
+    """The link to what waits for the person's confirmation, with its count."""
+    return tab.page.locator("#registrations-panel a.pending-count")
+
+
 def test_keep_it_closes_the_dialog_without_javascript(open_tab):
+    """"Keep it" posts: the page comes back without the dialog and with nothing waiting."""
     tab = open_tab(javascript=False)
     open_cancel_dialog(tab)
+    expect(waiting_count(tab)).to_have_count(1)
     tab.page.get_by_role("button", name=tab.text("Keep it")).click()
     tab.page.get_by_role("dialog").wait_for(state="hidden")
+    expect(waiting_count(tab)).to_have_count(0)
+    tab.open("/registrations/pending")
+    expect(tab.page.locator("form.confirm-form")).to_have_count(0)
+
+
+@pytest.mark.parametrize("dismiss", ["Keep it", "Escape"])
+def test_keep_it_drops_the_cancellation_and_gives_the_focus_back(js_tab, dismiss):
+    """With htmx, "Keep it" (or Esc, which presses it) drops the prepared cancellation: the
+    dialog closes, the count of what waits leaves the panel, the registration is still
+    listed, and the focus returns to the button that opened the dialog."""
+    open_cancel_dialog(js_tab)
+    page = js_tab.page
+    with page.expect_response(lambda response: response.url.endswith("/keep")):
+        if dismiss == "Escape":
+            page.keyboard.press("Escape")
+        else:
+            page.get_by_role("button", name=js_tab.text("Keep it")).click()
+    page.get_by_role("dialog").wait_for(state="detached")
+    expect(waiting_count(js_tab)).to_have_count(0)
+    expect(page.get_by_role("radio", name=ROOMY_EVENT_TITLE)).to_have_count(1)
+    page.wait_for_function("() => document.activeElement !== document.body")
+    assert focused_text(js_tab) == js_tab.text("Cancel the chosen registration…")
+    js_tab.open("/registrations")  # the panel as a new visit draws it
+    expect(waiting_count(js_tab)).to_have_count(0)
+    js_tab.open("/registrations/pending")
+    expect(page.locator("form.confirm-form")).to_have_count(0)
 
 
 def test_a_search_is_announced_in_one_short_line(js_tab):
@@ -196,7 +248,7 @@ def test_choosing_an_event_brings_its_preview_into_view_on_a_phone(js_tab):
 def test_register_is_on_a_phones_first_screen(tab):
     tab.page.set_viewport_size({"width": 390, "height": 844})
     tab.open(f"/events/{ROOMY_EVENT}")
-    box = tab.page.get_by_role("link", name=tab.text("Register…")).bounding_box()
+    box = tab.page.get_by_role("link", name=tab.text("Register now")).bounding_box()
     assert box is not None and box["y"] + box["height"] <= 844
 
 

@@ -142,7 +142,7 @@ class Tab:
         self.open(f"/events/{event_id}/register")
         self.page.get_by_label(self.text("Attendee name")).fill(name)
         self.page.get_by_label(self.text("E-mail")).fill(email or unique_email())
-        self.press(self.text("Review registration"),
+        self.press(self.text("Next: check your details"),
                    then_shows=self.text("Check and confirm"))
         self.press(self.text("Confirm registration"),
                    then_shows=self.text("You are registered: one seat is yours."))

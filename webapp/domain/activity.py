@@ -23,12 +23,13 @@ Declared = TypeVar("Declared", bound=Action[Any])
 class ActivityWords:
     """`tried` names the action in a line that did not go through ("Your agent tried: Save
     event (not found)"); `done` is the sentence when it did, with `%(who)s` and `%(title)s`
-    (the event's). A step the person then completes names the action that completes it
-    (`completed_by`): once that is done, the visitor's page says only that."""
+    (the event's). A step the person then settles names the actions that settle it
+    (`completed_by`: confirming it, or dropping it): once one is done, the visitor's page says
+    only that."""
 
     tried: LazyString
     done: LazyString
-    completed_by: str | None = None
+    completed_by: tuple[str, ...] = ()
 
 
 # The outcomes after which a line says what was done (the ones waiting for the person say so);
@@ -42,10 +43,10 @@ WENT_THROUGH = ("success", "no_results", "confirmation_required")
 ACTIVITY_WORDS: dict[str, ActivityWords] = {}
 
 
-def logged_as(tried: LazyString, done: LazyString, completed_by: str | None = None
+def logged_as(tried: LazyString, done: LazyString, completed_by: tuple[str, ...] = ()
               ) -> Callable[[Declared], Declared]:
     """Declare how the activity log speaks of the decorated action (and, for a step the
-    person completes, the action that completes it)."""
+    person settles, the actions that settle it)."""
 
     def declare(action: Declared) -> Declared:
         ACTIVITY_WORDS[action.name] = ActivityWords(tried, done, completed_by)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from flask import Blueprint
 from flask import Response
@@ -27,6 +28,7 @@ from flask_webmcp.routes import human_route
 from flask_webmcp.routes import tool_route
 
 from ..domain.actions import events as actions
+from ..domain.actions import registrations
 from ..domain.actions.calendars import event_for_calendar
 from ..storage.connection import get_db
 from .caching import public
@@ -47,6 +49,13 @@ def is_saved(event_id: str) -> bool:
     """Whether the visitor of this request (if their session is alive) saved the event."""
     db = get_db()
     return actions.is_saved(db, event_id, action_context(live_visitor(db)))
+
+
+def held_registration(event_id: str) -> dict[str, Any] | None:
+    """The registration for the event the visitor of this request holds, if any: the page
+    then says they are registered instead of offering to register."""
+    db = get_db()
+    return registrations.held_registration(db, event_id, action_context(live_visitor(db)))
 
 
 @public(max_age=60)
@@ -76,6 +85,7 @@ def detail(event_id: str) -> Response:
     shown = page_result(details)
     return render_result(shown, "events/detail.html", "events/_details.html",
                          event=details.data["event"], saved=is_saved(event_id),
+                         registration=held_registration(event_id),
                          save_result=shown if shown.action in ("save_event", "remove_saved_event")
                          else None)
 
@@ -107,7 +117,8 @@ def preview() -> Response:
     if not wants_json() and not is_partial():
         return with_vary(redirect(url_for(".detail", event_id=event["id"]), code=303))
     return render_result(result, "events/detail.html", "events/_preview.html",
-                         event=event, saved=is_saved(event["id"]), save_result=None)
+                         event=event, saved=is_saved(event["id"]),
+                         registration=held_registration(event["id"]), save_result=None)
 
 
 @tool_route(bp, "/events/<event_id>/save", actions.save_event, methods=("POST",),

@@ -13,6 +13,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_babel import gettext as _
 from werkzeug.routing import BaseConverter
 
+from flask_webmcp.negotiation import is_partial
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import render_result
@@ -96,11 +97,14 @@ def prepare(event_id: str) -> Response:
     result, submitted = run_tool(bound={"event_id": event_id})
     if result.status is Status.NOT_FOUND:
         return render_error(result)  # no event: no form to show again
+    # The review in place says the event's start–end and price, as the page around it does.
+    shown = ({"event": _register_context(event_id)["event"]}
+             if is_partial() and result.status is Status.CONFIRMATION_REQUIRED else {})
     return render_post_result(result, "registrations/register.html",
                               "registrations/_review.html",
                               redirect_to=url_for(".register", event_id=event_id),
                               page_context=lambda: _register_context(event_id),
-                              values=submitted, errors=result.errors or {})
+                              values=submitted, errors=result.errors or {}, **shown)
 
 
 @human_route(bp, "/registrations/confirm", actions.confirm_registration, methods=("POST",))
@@ -157,6 +161,17 @@ def confirm_cancellation(registration_id: str) -> Response:
     """A person confirms a cancellation (human-only); repeating it changes nothing."""
     result = run_tool(bound={"registration_id": registration_id}).result
     # The partial is the whole registrations panel: the list and the activity change too.
+    context = {} if wants_json() else _index_context()
+    return render_post_result(result, "error.html", "registrations/_panel.html",
+                              redirect_to=url_for(".index"), values={}, errors={}, **context)
+
+
+@human_route(bp, "/registrations/<registration_id>/keep", actions.discard_cancellation,
+             methods=("POST",), offers=("prepare_registration_cancellation",))
+def keep_registration(registration_id: str) -> Response:
+    """A person keeps the registration they were asked about: its prepared cancellation is
+    dropped, so nothing waits for them; the panel comes back without the dialog."""
+    result = run_tool(bound={"registration_id": registration_id}).result
     context = {} if wants_json() else _index_context()
     return render_post_result(result, "error.html", "registrations/_panel.html",
                               redirect_to=url_for(".index"), values={}, errors={}, **context)

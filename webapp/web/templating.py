@@ -34,6 +34,7 @@ from markupsafe import Markup
 from ..clock import site_now
 from ..clock import site_timezone
 from ..clock import site_today
+from ..domain.actions.registrations import confirmation_minutes
 from ..domain.activity import ACTIVITY_WORDS
 from ..domain.activity import WENT_THROUGH
 from ..domain.schemas import LAST_PAGE
@@ -152,6 +153,15 @@ def closes_soon(event: Mapping[str, Any]) -> bool:
     clock), so its card says when."""
     deadline = datetime.fromisoformat(event["registrationDeadline"])
     return event["state"] == "open" and deadline - site_now() <= CLOSING_SOON
+
+
+def clock_time(iso: str | None) -> str:
+    """The time of day of an ISO 8601 time, in the site's time zone: "10:51"."""
+    if not iso:
+        return ""
+    moment = datetime.fromisoformat(iso).astimezone(site_timezone())
+    _say_times_zone()
+    return format_datetime(moment, "HH:mm", locale=str(get_locale()))
 
 
 def search_link(filters: Mapping[str, Any], **changes: Any) -> str:
@@ -293,6 +303,7 @@ def init_app(app: Flask) -> None:
     """Register the helpers."""
     app.jinja_env.finalize = plain_text
     app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["clock_time"] = clock_time
     app.jinja_env.filters["pairs"] = pairs
     app.jinja_env.filters["index_by"] = index_by
     app.jinja_env.filters["span"] = span
@@ -303,6 +314,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["lang_attribute"] = lang_attribute
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
+                                 confirmation_minutes=confirmation_minutes,
                                  activity_sentence=activity_sentence,
                                  search_link=search_link, closes_soon=closes_soon,
                                  time_zone_note=time_zone_note,

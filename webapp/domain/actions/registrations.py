@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -66,9 +67,18 @@ from .events import unknown_event
 CONFIRMATION_LIFETIME = timedelta(minutes=5)
 CONFIRM_REGISTRATION = "confirm_registration"
 CONFIRM_CANCELLATION = "confirm_cancellation"
+DISCARD_CANCELLATION = "discard_cancellation"
 # The buttons a person presses to confirm: the pages show them, and nextAction names them.
 CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
+# The buttons that ask for a review, which a person presses again once one expired.
+PREPARE_BUTTONS = {CONFIRM_REGISTRATION: _l("Next: check your details"),
+                   CONFIRM_CANCELLATION: _l("Cancel the chosen registration…")}
+
+
+def confirmation_minutes() -> int:
+    """How long a review holds, in the whole minutes people are told."""
+    return int(CONFIRMATION_LIFETIME.total_seconds() // 60)
 
 
 def own_registration(db: Storage, registration_id: str, visitor_id: str | None
@@ -112,15 +122,17 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
 
 
 def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
-                      target: str | None = None) -> Confirmation | ToolResult:
-    """The visitor's confirmation for action `name` (and `target`), or the not_found refusing it.
+                      target: str | None = None, confirms: str | None = None
+                      ) -> Confirmation | ToolResult:
+    """The visitor's confirmation for action `confirms` (`name` unless given; and `target`),
+    or the not_found of action `name` refusing it.
 
     Another visitor's token, a token for another action or target, and an unknown token all
     look the same: not_found, revealing nothing.
     """
     confirmation = db.get_confirmation(ctx.review_tokens.hash_of(token))
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
-            or confirmation.action != name
+            or confirmation.action != (confirms or name)
             or (target is not None and confirmation.target_id != target)):
         return not_found(name, _("This confirmation does not exist."),
                          next_action=_("Stop and tell the user; they can start again."))
@@ -133,8 +145,10 @@ def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
     if confirmation.used_at is not None:
         return conflict(name, _("This confirmation was already used."))
     if confirmation.expires_at <= ctx.now:
-        return conflict(name, _("This confirmation expired after five minutes. Prepare it "
-                                "again to get a new one."))
+        return conflict(name, ngettext(
+            "More than %(num)s minute has passed: press “%(button)s” again.",
+            "More than %(num)s minutes have passed: press “%(button)s” again.",
+            confirmation_minutes(), button=PREPARE_BUTTONS[confirmation.action]))
     return None
 
 
@@ -158,7 +172,7 @@ def email_taken(name: str) -> ToolResult:
 
 @logged_as(_l("Prepare event registration"),
            _l("%(who)s prepared a registration for “%(title)s”: "
-              "waiting for you to confirm"), completed_by=CONFIRM_REGISTRATION)
+              "waiting for you to confirm"), completed_by=(CONFIRM_REGISTRATION,))
 @CATALOG.action("prepare_event_registration",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: PrepareEventRegistrationParams,
@@ -252,7 +266,8 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
 
 @logged_as(_l("Prepare registration cancellation"),
            _l("%(who)s prepared cancelling “%(title)s”: "
-              "waiting for you to confirm"), completed_by=CONFIRM_CANCELLATION)
+              "waiting for you to confirm"),
+           completed_by=(CONFIRM_CANCELLATION, DISCARD_CANCELLATION))
 @CATALOG.action("prepare_registration_cancellation",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
@@ -270,7 +285,8 @@ def prepare_registration_cancellation(db: Storage, params: RegistrationParams,
 
 @logged_as(_l("Cancel from a mailed link"),
            _l("%(who)s opened “%(title)s” from a mailed link to cancel it: "
-              "waiting for you to confirm"), completed_by=CONFIRM_CANCELLATION)
+              "waiting for you to confirm"),
+           completed_by=(CONFIRM_CANCELLATION, DISCARD_CANCELLATION))
 @human_action("cancel_from_mail", schema=CancelFromMailInput,
               answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def cancel_from_mail(db: Storage, params: CancelFromMailParams, ctx: ActionContext
@@ -353,16 +369,54 @@ def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
     )
 
 
+@logged_as(_l("Keep registration"),
+           _l("%(who)s kept the registration for “%(title)s”: nothing was cancelled"))
+@human_action(DISCARD_CANCELLATION, schema=ConfirmCancellationInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND))
+def discard_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: ActionContext
+                         ) -> ToolResult:
+    """A person keeps their registration: the prepared cancellation is spent unused, so
+    nothing is left waiting for them to confirm; doing it again changes nothing."""
+    name = DISCARD_CANCELLATION
+    with db.transaction():
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
+                                         target=params["registration_id"],
+                                         confirms=CONFIRM_CANCELLATION)
+        if isinstance(confirmation, ToolResult):
+            return confirmation
+        registration = own_registration(db, confirmation.target_id, ctx.visitor_id)
+        if registration is None:
+            return not_found(name, _("This registration does not exist."))
+        if confirmation.used_at is None:
+            db.use_confirmation(confirmation.token_hash, ctx.now)
+    return ToolResult(
+        action=name,
+        status=Status.SUCCESS,
+        message=(_("Your registration is kept: nothing was cancelled.")
+                 if registration.state == "active"
+                 else _("This registration is already cancelled.")),
+        data={"registration": registration_view(registration)},
+        next_action=_("Done."),
+        target=registration.id,
+    )
+
+
 def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
     """What an event's registration page shows: the event, and the visitor's active
     registration for it if they have one; None when there is no such event."""
     event = db.get_event(event_id, count_seats=True)
     if event is None:
         return None
+    return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
+            "existing": held_registration(db, event_id, ctx)}
+
+
+def held_registration(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
+    """The visitor's active registration for the event, if they hold one (for the pages
+    that then say so instead of offering to register)."""
     existing = (db.active_registration(ctx.visitor_id, event_id) if ctx.visitor_id
                 else None)
-    return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
-            "existing": registration_view(existing) if existing else None}
+    return registration_view(existing) if existing else None
 
 
 def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
@@ -378,7 +432,7 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
         "activity": activity_lines(db, db.recent_activity(ctx.visitor_id, activity_shown),
                                    ctx.timezone),
-        "pending": len(db.pending_confirmations(ctx.visitor_id, ctx.now)),
+        "pending": len(_still_pending(db, ctx)),
     }
 
 
@@ -405,7 +459,7 @@ def activity_lines(db: Storage, entries: list[Activity], timezone: ZoneInfo
         event = events.get(target) if target else None
         words = ACTIVITY_WORDS.get(entry.action)
         if event is not None:
-            if words and words.completed_by and (words.completed_by, event.id) in completed:
+            if words and any((action, event.id) in completed for action in words.completed_by):
                 continue
             completed.add((entry.action, event.id))
         line["title"] = event.title if event else None
@@ -445,31 +499,47 @@ def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     answered), `expiresAt`, `source` (who prepared it), `token` and, for a registration, the
     `email` in full (the person checks it; the review masks it for agents).
 
-    Showing them changes nothing (the token is a review token, the same on every view); one
-    whose event or registration is gone or already cancelled is left out.
+    Showing them changes nothing (the token is a review token, the same on every view); only
+    what could still succeed is listed (`_still_pending`).
     """
+    return [{"confirms": confirmation.action, "review": review,
+             "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
+             "source": confirmation.source,
+             "token": ctx.review_tokens.token_for(confirmation.token_hash),
+             "email": confirmation.payload.get("email")}
+            for confirmation, review in _still_pending(db, ctx)]
+
+
+def _still_pending(db: Storage, ctx: ActionContext
+                   ) -> list[tuple[Confirmation, dict[str, Any]]]:
+    """The visitor's unspent, unexpired confirmations that pressing confirm could still
+    carry out, each with its review: the review page lists exactly these and the count on
+    My registrations counts exactly these, so the count never leads to an empty page or
+    offers to register for an event already joined."""
     if ctx.visitor_id is None:
         return []
-    reviews = []
+    waiting = []
     for confirmation in db.pending_confirmations(ctx.visitor_id, ctx.now):
         review = _review_of(db, confirmation, ctx)
-        if review is None:
-            continue
-        reviews.append({"confirms": confirmation.action, "review": review,
-                        "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
-                        "source": confirmation.source,
-                        "token": ctx.review_tokens.token_for(confirmation.token_hash),
-                        "email": confirmation.payload.get("email")})
-    return reviews
+        if review is not None:
+            waiting.append((confirmation, review))
+    return waiting
 
 
 def _review_of(db: Storage, confirmation: Confirmation, ctx: ActionContext
                ) -> dict[str, Any] | None:
-    """The review of a pending confirmation, as its prepare answered; None when there is
-    nothing left to confirm."""
+    """The review of a pending confirmation, as its prepare answered; None when confirming
+    it could only be refused: its event is gone, closed or full, the visitor (or the
+    address) already holds a seat there, or the registration to cancel is gone or already
+    cancelled. A second review of one thing, prepared in another tab or by an agent, so
+    leaves as soon as the first is confirmed."""
     if confirmation.action == CONFIRM_REGISTRATION:
-        event = db.get_event(confirmation.target_id)
-        return registration_review(event, confirmation.payload, ctx) if event else None
+        event = db.get_event(confirmation.target_id, count_seats=True)
+        if (event is None or event_state(event, ctx.now) != "open"
+                or db.active_registration(confirmation.visitor_id, event.id)
+                or db.email_registered(event.id, confirmation.payload["email"])):
+            return None
+        return registration_review(event, confirmation.payload, ctx)
     registration = own_registration(db, confirmation.target_id, ctx.visitor_id)
     if registration is None or registration.state != "active":
         return None
