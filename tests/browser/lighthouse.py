@@ -61,6 +61,9 @@ PAGES = (
     Page("events list", "/zh-TW/events"),
     Page("events list (en)", "/en/events"),
     Page("second page", "/zh-TW/events?page=2"),
+    # An empty search, with the nearest searches that find something.
+    Page("no results", "/zh-TW/events?location=kaohsiung&level=advanced&query=webmcp"),
+    Page("about", "/zh-TW/about"),
     Page("free event", f"/zh-TW/events/{FREE_EVENT}"),
     Page("paid event", f"/zh-TW/events/{PAID_EVENT}"),
     Page("registration", f"/zh-TW/events/{FREE_EVENT}/register", indexed=False),
@@ -68,6 +71,7 @@ PAGES = (
     Page("registrations", "/zh-TW/registrations", personal=True, indexed=False),
     Page("sign in", "/zh-TW/sign-in", indexed=False),
     Page("account", "/zh-TW/account", personal=True, indexed=False),
+    Page("connect an agent", "/zh-TW/agents", personal=True, indexed=False),
     # Opened on another device, as a mail's link is: no cookie of the visitor's.
     Page("manage link", "/zh-TW{manage}", indexed=False),
 )

@@ -1,7 +1,8 @@
 """Lighthouse scores accessibility, best practices and SEO at 0.97 or more on the pages people
 land on, as a phone and as a desktop: the events list (in Chinese and English), its second
-page, a free and a paid event, the registration form, the review of a pending registration
-and the visitor's registrations.
+page, an empty search with its nearest matches, the About page, a free and a paid event, the
+registration form, the review of a pending registration, the visitor's registrations, signing
+in, the account, a mailed manage link and connecting an agent.
 
 Lighthouse audits every page in every form factor one after another in one Chromium
 (`tests/browser/lighthouse.py`), without the waits only performance needs, and its JSON
