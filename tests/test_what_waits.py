@@ -9,9 +9,11 @@ person chose to keep ("Keep it") all leave at once.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from bs4 import BeautifulSoup
 from helpers import HTMX
+from helpers import JSON
 from helpers import TOKEN_FIELD
 from helpers import one
 from helpers import the_jsonld
@@ -110,3 +112,78 @@ def test_another_visitor_cannot_drop_a_review(visitor, other_visitor):
     assert stolen.status_code == 404
     assert what_waits(visitor) == (1, 1)
     assert TOKEN_FIELD.search(stolen.get_data(as_text=True)) is None
+
+
+def pending_forms(visitor, language="en") -> list[Any]:
+    """The review sections of the waiting page."""
+    page = BeautifulSoup(visitor.get(f"/{language}/registrations/pending").data, "html.parser")
+    return page.select("section.review")
+
+
+def test_dont_register_drops_a_prepared_registration(visitor):
+    """The waiting page's quiet "Don't register" (say, for what an agent prepared): with htmx
+    the list comes back in place without it and says so, and its review can register nothing."""
+    seats = visitor.seats("evt-agent-testing")
+    _, token = visitor.prepare_registration("evt-agent-testing")
+    assert what_waits(visitor) == (1, 1)
+    drop = one(pending_forms(visitor)[0], "form.keep-form")
+    assert not drop.has_attr("toolname") and drop["hx-target"] == "#pending"
+    review_token = one(drop, "input[name=confirmation_token]")["value"]
+    response = visitor.post(drop["action"], {"confirmation_token": review_token},
+                            headers=HTMX)
+    assert response.status_code == 200
+    assert the_jsonld(response.data)["action"] == "discard_registration"
+    soup = BeautifulSoup(response.data, "html.parser")
+    assert "Nothing was registered" in one(soup, ".notice").get_text()
+    assert soup.select("section.review") == []
+    assert what_waits(visitor) == (0, 0)
+    assert visitor.confirm_registration(token).status_code == 409
+    assert visitor.seats("evt-agent-testing") == seats
+
+
+def test_dont_register_works_without_javascript(visitor):
+    visitor.prepare_registration("evt-agent-testing")
+    drop = one(pending_forms(visitor)[0], "form.keep-form")
+    data = {field["name"]: field["value"] for field in drop.find_all("input", type="hidden")}
+    dropped = visitor.post(drop["action"], data, csrf=False)
+    assert dropped.status_code == 303
+    assert dropped.headers["Location"] == "/en/registrations/pending"
+    landing = BeautifulSoup(visitor.get("/en/registrations/pending").data, "html.parser")
+    assert "Nothing was registered" in one(landing, ".notice").get_text()
+    assert what_waits(visitor) == (0, 0)
+
+
+def test_keep_it_on_the_waiting_page_drops_the_prepared_cancellation(visitor):
+    registration = visitor.register()
+    visitor.prepare_cancellation(registration["id"])
+    keep = one(pending_forms(visitor)[0], "form.keep-form")
+    assert str(keep["action"]).endswith(f"/registrations/{registration['id']}/keep")
+    data = {field["name"]: field["value"] for field in keep.find_all("input", type="hidden")}
+    assert visitor.post(keep["action"], data, csrf=False).status_code == 303
+    assert what_waits(visitor) == (0, 0)
+    assert visitor.seats() == 7
+
+
+def test_another_visitor_cannot_drop_a_prepared_registration(visitor, other_visitor):
+    _, token = visitor.prepare_registration("evt-agent-testing")
+    stolen = other_visitor.post("/registrations/pending/discard",
+                                {"confirmation_token": token}, headers=HTMX)
+    assert stolen.status_code == 404
+    assert what_waits(visitor) == (1, 1)
+
+
+def test_a_waiting_registration_shows_its_span_price_and_minutes_left(visitor):
+    """The waiting page says what the event page says (start–end, price) and the time left
+    in words, like the review beside the form; in Chinese, once, without a zone on the time."""
+    visitor.prepare_registration("evt-agent-testing")
+    event = visitor.get("/events/evt-agent-testing", headers=JSON).get_json()["data"]["event"]
+    for language in ("en", "zh-TW"):
+        section = pending_forms(visitor, language)[0]
+        facts = section.select_one("dl.facts").get_text(" ", strip=True)
+        assert event["endsAt"][11:16] in facts, facts
+        expiry = one(section, ".review-expiry").get_text()
+        assert ("within 5 minutes" in expiry if language == "en"
+                else "5 分鐘內" in expiry), expiry
+        assert "UTC" not in expiry
+    price = "Free" if event["price"] == "free" else "NT$"
+    assert price in pending_forms(visitor)[0].get_text()

@@ -177,6 +177,18 @@ def keep_registration(registration_id: str) -> Response:
                               redirect_to=url_for(".index"), values={}, errors={}, **context)
 
 
+@human_route(bp, "/registrations/pending/discard", actions.discard_registration,
+             methods=("POST",))
+def discard_registration() -> Response:
+    """A person drops a registration prepared for them: nothing is registered, nothing waits
+    for them any more, and they are back on what still waits (which says so)."""
+    result = run_tool().result
+    return render_post_result(result, "registrations/pending.html",
+                              "registrations/_pending.html", redirect_to=url_for(".pending"),
+                              page_context=_pending_context, values={}, errors={},
+                              **(_pending_context() if is_partial() else {}))
+
+
 @human_route(bp, "/registrations/calendar", calendars.make_calendar_feed, methods=("POST",))
 def make_calendar_feed() -> Response:
     """A person makes (or replaces) their private calendar address: shown once, on the page."""
@@ -200,10 +212,13 @@ def stop_calendar_feed() -> Response:
 def pending() -> Response:
     """What waits for the visitor to confirm, wherever it was prepared (on a page, or by an
     agent over MCP), each with its human-only confirm form; a GET changes nothing."""
-    db = get_db()
-    reviews = actions.pending_reviews(db, action_context(live_visitor(db)))
     return with_vary(render_template("registrations/pending.html", result=page_result(),
-                                     reviews=reviews))
+                                     **_pending_context()))
+
+
+def _pending_context() -> dict[str, Any]:
+    db = get_db()
+    return {"reviews": actions.pending_reviews(db, action_context(live_visitor(db)))}
 
 
 MANAGE_PATH = "/registrations/<registration_id:registration_id>/manage/<signature>"

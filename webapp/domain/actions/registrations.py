@@ -15,6 +15,7 @@ browser while every rule above still holds, and showing the page changes nothing
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import replace
 from datetime import timedelta
@@ -68,6 +69,7 @@ CONFIRMATION_LIFETIME = timedelta(minutes=5)
 CONFIRM_REGISTRATION = "confirm_registration"
 CONFIRM_CANCELLATION = "confirm_cancellation"
 DISCARD_CANCELLATION = "discard_cancellation"
+DISCARD_REGISTRATION = "discard_registration"
 # The buttons a person presses to confirm: the pages show them, and nextAction names them.
 CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
@@ -172,7 +174,8 @@ def email_taken(name: str) -> ToolResult:
 
 @logged_as(_l("Prepare event registration"),
            _l("%(who)s prepared a registration for “%(title)s”: "
-              "waiting for you to confirm"), completed_by=(CONFIRM_REGISTRATION,))
+              "waiting for you to confirm"),
+           completed_by=(CONFIRM_REGISTRATION, DISCARD_REGISTRATION))
 @CATALOG.action("prepare_event_registration",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: PrepareEventRegistrationParams,
@@ -401,6 +404,34 @@ def discard_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
     )
 
 
+@logged_as(_l("Don't register"),
+           _l("%(who)s chose not to register for “%(title)s”: nothing was registered"))
+@human_action(DISCARD_REGISTRATION, schema=ConfirmInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND))
+def discard_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
+                         ) -> ToolResult:
+    """A person drops a registration prepared for them (by an agent, say): its review is
+    spent unused, so nothing is left waiting for them; doing it again changes nothing."""
+    name = DISCARD_REGISTRATION
+    with db.transaction():
+        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
+                                         confirms=CONFIRM_REGISTRATION)
+        if isinstance(confirmation, ToolResult):
+            return confirmation
+        settled = confirmation.used_at is not None
+        if not settled:
+            db.use_confirmation(confirmation.token_hash, ctx.now)
+    return ToolResult(
+        action=name,
+        status=Status.SUCCESS,
+        message=(_("This was already settled; nothing changed.") if settled
+                 else _("Nothing was registered: the prepared registration is dropped.")),
+        data={"eventId": confirmation.target_id},
+        next_action=_("Done."),
+        target=confirmation.target_id,
+    )
+
+
 def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
     """What an event's registration page shows: the event, and the visitor's active
     registration for it if they have one; None when there is no such event."""
@@ -504,10 +535,28 @@ def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
     """
     return [{"confirms": confirmation.action, "review": review,
              "expiresAt": local_time(confirmation.expires_at, ctx.timezone),
+             "minutesLeft": _minutes_left(confirmation, ctx),
+             "event": _event_reviewed(db, confirmation, ctx),
              "source": confirmation.source,
              "token": ctx.review_tokens.token_for(confirmation.token_hash),
              "email": confirmation.payload.get("email")}
             for confirmation, review in _still_pending(db, ctx)]
+
+
+def _minutes_left(confirmation: Confirmation, ctx: ActionContext) -> int:
+    """The whole minutes a person still has to confirm, rounded up (never "0 minutes")."""
+    seconds = (confirmation.expires_at - ctx.now).total_seconds()
+    return max(1, math.ceil(seconds / 60))
+
+
+def _event_reviewed(db: Storage, confirmation: Confirmation, ctx: ActionContext
+                    ) -> dict[str, Any] | None:
+    """The event a prepared registration is for, as its page describes it (start–end, price),
+    which the agent's review leaves out; None for a cancellation (its review says enough)."""
+    if confirmation.action != CONFIRM_REGISTRATION:
+        return None
+    event = db.get_event(confirmation.target_id, count_seats=True)
+    return None if event is None else event_details(event, ctx.now, ctx.timezone, ctx.pages)
 
 
 def _still_pending(db: Storage, ctx: ActionContext
