@@ -44,6 +44,7 @@ from webapp.storage.connection import close_backend
 from webapp.storage.connection import get_db
 from webapp.storage.search import normalize
 from webapp.storage.search import query_terms
+from webapp.web.templating import PAGER_JUMP_AFTER
 
 TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
 # What a search result carries: the fields its output schema declares.
@@ -524,3 +525,23 @@ def test_postgresql_finds_what_sqlite_finds_for_every_text_typed_here(on_both_ba
             differences.append((typed, filters, sqlite, postgresql))
     assert differences == []
     assert found_some > len(TYPED), "the comparison must find events, not nothing"
+
+
+def test_a_long_list_offers_its_jump_box(client, many_events):
+    """Past a few pages, "Go to page [ ] Go": the box and its button belong to the search form."""
+    jump = one(BeautifulSoup(client.get("/en/events").data, "html.parser"), ".pager-jump")
+    assert not jump.has_attr("hidden")
+    assert one(jump, "button[type=submit]")["form"] == "search_events"
+    assert one(jump, "input[name=page]")["form"] == "search_events"
+
+
+def test_a_short_list_keeps_its_page_control_hidden_unless_it_has_an_error(client):
+    """Previous and Next are enough for a few pages; the page control stays in the search form
+    (it is a tool parameter), hidden, and shows itself when it holds an error."""
+    _, everything = search(client)
+    assert 1 < everything["data"]["count"] <= PAGER_JUMP_AFTER * PAGE_SIZE
+    short_list = BeautifulSoup(client.get("/en/events").data, "html.parser")
+    assert one(short_list, ".pager-jump").has_attr("hidden")
+    assert one(short_list, ".pager input[name=page]")["form"] == "search_events"
+    refused = BeautifulSoup(client.get("/en/events?page=0").data, "html.parser")
+    assert not one(refused, ".pager-jump").has_attr("hidden")

@@ -287,6 +287,11 @@ def index_by(items: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]
     return {item[key]: item for item in items}
 
 
+# Up to this many pages of results, Previous and Next are all a person needs; past it, the pager
+# offers its jump box ("Go to page [ ] Go").
+PAGER_JUMP_AFTER = 5
+
+
 def page_count(matches: int) -> int:
     """How many pages of results a search's count of matches fills (at most the last page a
     search shows)."""
@@ -318,7 +323,7 @@ def init_app(app: Flask) -> None:
                                  activity_sentence=activity_sentence,
                                  search_link=search_link, closes_soon=closes_soon,
                                  time_zone_note=time_zone_note,
-                                 FEW_SEATS=FEW_SEATS,
+                                 FEW_SEATS=FEW_SEATS, PAGER_JUMP_AFTER=PAGER_JUMP_AFTER,
                                  share_cards=lambda: card_font() is not None,
                                  date_ranges=lambda: date_ranges(site_today()),
                                  absolute_url=absolute_url,
