@@ -50,6 +50,8 @@ def test_an_event_downloads_as_a_calendar_file_in_taipei_time(client):
     assert end == datetime.fromisoformat(details["endsAt"])
     assert start.tzinfo == TAIPEI
     assert str(event["URL"]).endswith(f"/events/{EVENT}")
+    assert sorted(-alarm.decoded("TRIGGER") for alarm in event.walk("VALARM")) == sorted(
+        REMINDERS)
     assert client.get("/calendar/evt-no-such-event.ics").status_code == 404
 
 

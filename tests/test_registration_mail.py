@@ -27,6 +27,7 @@ from smtp_server import Inbox
 from smtp_server import SmtpServer
 
 from webapp.domain.tokens import CheckInCodes
+from webapp.ics import REMINDERS
 from webapp.mail.commands import delivery_of
 from webapp.storage import OutboxMail
 from webapp.storage import StorageError
@@ -228,6 +229,8 @@ def test_a_confirmed_registration_is_mailed_in_the_language_it_was_confirmed_in(
     assert str(entry["UID"]) == f"{EVENT}@events.example.tw"  # the event page's .ics UID
     site_file = Calendar.from_ical(visitor.get(f"/calendar/{EVENT}.ics").data)
     assert str(site_file.walk("VEVENT")[0]["UID"]) == str(entry["UID"])
+    assert sorted(-alarm.decoded("TRIGGER") for alarm in entry.walk("VALARM")) == sorted(
+        REMINDERS)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -15,6 +15,7 @@ import segno
 
 from ..ics import calendar_bytes
 from ..ics import calendar_event
+from ..ics import with_reminders
 
 # Pixels per QR module, and the quiet zone's width in modules (4: what the standard asks,
 # which phone cameras need to find the code on a screen).
@@ -48,9 +49,11 @@ def check_in_qr(payload: Mapping[str, Any]) -> dict[str, bytes]:
 
 def event_calendar(payload: Mapping[str, Any]) -> list[Attachment]:
     """The registration mail's attachment: the event as a calendar file to add (the same
-    VEVENT and UID as the event page's `.ics`), published, not an invitation to answer."""
+    VEVENT, UID and reminders as the event page's `.ics`), published, not an invitation to
+    answer."""
     event = payload["event"]
-    content = calendar_bytes([calendar_event(event, event["url"])], event["title"],
+    content = calendar_bytes([with_reminders(calendar_event(event, event["url"]))],
+                             event["title"],
                              method="PUBLISH")
     return [Attachment(f"{event['id']}.ics", "text", "calendar", content,
                        {"method": "PUBLISH"})]

@@ -41,7 +41,8 @@ GOOGLE_CALENDAR = "https://calendar.google.com/calendar/render"
 @public(max_age=300)
 @bp.get("/<event_id>.ics")
 def event_file(event_id: str) -> Response:
-    """One event as a calendar file to download (or open in a calendar application)."""
+    """One event as a calendar file to download (or open in a calendar application), which
+    reminds the person a day and an hour before it, as their feed does."""
     event = actions.event_for_calendar(get_db(), event_id, action_context(None))
     if event is None:
         abort(404)
@@ -59,9 +60,7 @@ def feed(token: str) -> Response:
     events = actions.feed_events(get_db(), token, action_context(None))
     if events is None:
         abort(404)
-    entries = (with_reminders(calendar_event(event)) for event in events)
-    return Response(calendar_bytes(entries, _("WebMCP community events: my registrations")),
-                    mimetype="text/calendar")
+    return calendar_file(events, _("WebMCP community events: my registrations"))
 
 
 def page_of(event: dict[str, Any]) -> str:
@@ -75,8 +74,10 @@ def calendar_event(event: dict[str, Any]) -> CalendarEvent:
 
 
 def calendar_file(events: list[dict[str, Any]], name: str) -> Response:
-    """A calendar of `events` as a text/calendar answer, with the zone its times are in."""
-    return Response(calendar_bytes(map(calendar_event, events), name),
+    """A calendar of `events` (each with its reminders) as a text/calendar answer, with the
+    zone their times are in."""
+    return Response(calendar_bytes((with_reminders(calendar_event(event)) for event in events),
+                                   name),
                     mimetype="text/calendar")
 
 
