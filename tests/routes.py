@@ -35,6 +35,8 @@ SAMPLE_VALUES: dict[str, str] = {
     "label": "Ann's laptop",
     "token": "cal_unknown",
     "signature": "x" * 43,
+    "organization_id": "org-aaaaaaaaaaaa",
+    "name": "Taipei Web Meetup",
 }
 
 
@@ -94,3 +96,13 @@ def page_addresses(values: dict[str, str] | None = None) -> list[str]:
 
 POST_ROUTES = post_routes()
 HUMAN_ONLY_POST_ROUTES = post_routes(human_only=True)
+
+
+def refused_unread_without_sign_in(url: str) -> bool:
+    """Whether the POST route at `url` refuses a browser that is not signed in before it
+    reads any of the body (a view of the organizer area: `web.organizer.needs`)."""
+    from webapp.web.organizer import NEEDS
+
+    app = declared_app()
+    endpoint, _ = app.url_map.bind("localhost").match(url, method="POST")
+    return hasattr(app.view_functions[endpoint], NEEDS)

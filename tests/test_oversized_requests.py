@@ -15,6 +15,7 @@ import pytest
 from helpers import RENDERINGS
 from helpers import the_jsonld
 from routes import POST_ROUTES
+from routes import refused_unread_without_sign_in
 from servers import HttpVisitor
 from servers import gunicorn
 
@@ -111,6 +112,11 @@ def test_an_endless_stream_is_read_no_further_than_the_limit(tally, visitor, url
         content_type, prefix = CONTENT_TYPES[kind]
         body = Body(prefix)
         response = post(visitor, url, body, content_type, rendering, streamed=True)
+        if refused_unread_without_sign_in(url) and response.status_code == 401:
+            # This visitor is not signed in: refused before a byte was read (unless the
+            # stream's first chunk already showed it too large, answered as everywhere).
+            assert body.read_bytes == 0, (kind, rendering)
+            continue
         assert_too_large(tally, response, action, rendering)
         # Up to the limit, and one byte past it to see that the body goes on.
         assert body.read_bytes <= LIMIT + 1, (kind, rendering)

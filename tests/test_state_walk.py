@@ -700,7 +700,8 @@ def test_the_walk_reaches_every_page_of_the_site(app):
     every GET endpoint but static files once every parameter is known, and skips a page whose
     parameter nothing is known of."""
     everything = {"event_id": ["evt-webmcp-intro"], "registration_id": [UNKNOWN_REGISTRATION],
-                  "token": ["cal_unknown"], "signature": ["x" * 43]}
+                  "token": ["cal_unknown"], "signature": ["x" * 43],
+                  "organization_id": ["org-unknown"]}
     addresses = reachable_addresses(app, everything)
     assert addresses
     assert {"/en/registrations", "/zh-TW/registrations", "/en/registrations/pending",

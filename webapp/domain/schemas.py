@@ -427,3 +427,22 @@ class DeleteAccountParams(TypedDict):
     """What `DeleteAccountInput` loads."""
 
     email: str
+
+
+class CreateOrganizationInput(ToolInput):
+    """Starting an organization (a person's action in the organizer area): its public name
+    and a line saying what it is, in whichever language its people write."""
+
+    name = fields.String(
+        required=True, validate=[length(min=1, max=80), VisibleText()],
+        metadata={"label": _l("Organization name"), "autocomplete": "organization"})
+    description = fields.String(
+        load_default="", validate=[length(max=280), VisibleText()],
+        metadata={"label": _l("What it is, in one line"), "autocomplete": "off"})
+
+
+class CreateOrganizationParams(TypedDict):
+    """What `CreateOrganizationInput` loads."""
+
+    name: str
+    description: str

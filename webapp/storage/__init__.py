@@ -187,6 +187,42 @@ class Account:
 
 
 @dataclass(frozen=True)
+class Organization:
+    """An organization that runs events: its public name and one-line description (written
+    by its people, in whichever language they write)."""
+
+    id: str
+    name: str
+    description: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Membership:
+    """An account's place in an organization: its role (`domain.organizers.ROLES`), with
+    the organization and, read for a list of members, the member's address."""
+
+    organization: Organization
+    account_id: str
+    role: str
+    since: datetime
+    email: str | None = None
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One line of an organization's audit log: who (an account id) did which organizer
+    action, when, to what (ids only: no personal data is written in it)."""
+
+    at: datetime
+    organization_id: str
+    account_id: str
+    action: str
+    event_id: str | None = None
+    target: str | None = None
+
+
+@dataclass(frozen=True)
 class OutboxMail:
     """A mail in the outbox: what builds it (its kind's templates, the language, the
     payload), whom it goes to, and how its delivery stands (`storage.outbox`)."""
@@ -414,6 +450,27 @@ class Storage(Protocol):
         """Erase the name and address of every attendee of an event that ended before
         `ended_before` (registrations stay, counted); how many were erased."""
         ...
+
+    # organizers (`storage.organizers`)
+    def create_organization(self, organization: Organization, owner_id: str) -> None:
+        """Keep a new organization with its first owner and its first audit line; one
+        transaction."""
+        ...
+
+    def add_member(self, organization_id: str, account_id: str, role: str,
+                   now: datetime) -> None: ...
+
+    def get_organization(self, organization_id: str) -> Organization | None: ...
+
+    def membership(self, organization_id: str, account_id: str) -> Membership | None: ...
+
+    def account_memberships(self, account_id: str) -> list[Membership]: ...
+
+    def organization_members(self, organization_id: str) -> list[Membership]: ...
+
+    def record_audit(self, entry: AuditEntry) -> None: ...
+
+    def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

@@ -90,6 +90,8 @@ FORGET_ACCOUNT = (
     *(f"DELETE FROM {table} WHERE visitor_id = :visitor" for table in (
         "saved_events", "confirmations", "agent_connections", "calendar_feeds", "activity")),
     "DELETE FROM account_sessions WHERE account_id = :account",
+    # Its places in organizations go; the audit log names it by id only, and keeps its lines.
+    "DELETE FROM memberships WHERE account_id = :account",
     "DELETE FROM sign_in_links WHERE email = :email",
     "DELETE FROM outbox WHERE recipient = :email AND state <> 'sending'",
     "DELETE FROM accounts WHERE id = :account",

@@ -41,6 +41,7 @@ from .dialect import guarded
 from .index import Indexed
 from .index import SearchIndex
 from .oauth import OAuthRecords
+from .organizers import OrganizerRecords
 from .outbox import OutboxRecords
 from .schema import MIGRATIONS
 from .shared import NO_MATCHES
@@ -257,7 +258,7 @@ APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
 RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:name, :applied_at)"
 
 
-class Records(OutboxRecords, AccountRecords, OAuthRecords):
+class Records(OutboxRecords, AccountRecords, OAuthRecords, OrganizerRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect

@@ -264,4 +264,33 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     "010_agent_connection_language": (
         "ALTER TABLE agent_connections ADD COLUMN language text NOT NULL DEFAULT 'zh-TW'",
     ),
+    # Organizations and their people (`storage.organizers`): an account's role in each, and
+    # an append-only audit log of what was done in the organizer area (ids only: no name or
+    # address is written in it, so it outlives the accounts it names).
+    "011_organizations": (
+        """CREATE TABLE organizations (
+            id {key} PRIMARY KEY,
+            name text NOT NULL,
+            description text NOT NULL,
+            created_at {moment} NOT NULL
+        )""",
+        """CREATE TABLE memberships (
+            organization_id {key} NOT NULL REFERENCES organizations (id),
+            account_id {key} NOT NULL REFERENCES accounts (id),
+            role text NOT NULL CHECK (role IN ('owner', 'manager', 'check_in')),
+            since {moment} NOT NULL,
+            PRIMARY KEY (organization_id, account_id)
+        )""",
+        "CREATE INDEX memberships_by_account ON memberships (account_id)",
+        """CREATE TABLE audit_log (
+            id {serial},
+            at {moment} NOT NULL,
+            organization_id {key} NOT NULL REFERENCES organizations (id),
+            account_id {key} NOT NULL,          -- no reference: the line outlives the account
+            action text NOT NULL,
+            event_id {key},
+            target text
+        )""",
+        "CREATE INDEX audit_log_by_organization ON audit_log (organization_id, at)",
+    ),
 }

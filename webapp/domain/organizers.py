@@ -1,0 +1,50 @@
+"""What each role in an organization may do: the one table every organizer route and action
+asks (`may`), so a role's rights are read in one place and tested from it.
+
+- **owner**: everything, the organization itself, its people and its audit log included;
+- **manager**: events from draft to cancelled, their attendees (and export), invitations;
+- **check_in**: the door page only.
+"""
+
+from __future__ import annotations
+
+from flask_babel import lazy_gettext as _l
+from flask_babel.speaklater import LazyString
+
+# What people may do in the organizer area, by name. A route or an action names the one it
+# needs; a role holds a set of them.
+VIEW_ORGANIZATION = "view_organization"
+READ_AUDIT_LOG = "read_audit_log"
+MANAGE_MEMBERS = "manage_members"
+INVITE = "invite"
+MANAGE_EVENTS = "manage_events"
+VIEW_ATTENDEES = "view_attendees"
+EXPORT_ATTENDEES = "export_attendees"
+CHECK_IN = "check_in"
+
+MANAGER_RIGHTS = frozenset({VIEW_ORGANIZATION, INVITE, MANAGE_EVENTS, VIEW_ATTENDEES,
+                            EXPORT_ATTENDEES, CHECK_IN})
+ROLE_RIGHTS: dict[str, frozenset[str]] = {
+    "owner": MANAGER_RIGHTS | {READ_AUDIT_LOG, MANAGE_MEMBERS},
+    "manager": MANAGER_RIGHTS,
+    "check_in": frozenset({CHECK_IN}),
+}
+ROLES = tuple(ROLE_RIGHTS)
+
+# What people read for each role.
+ROLE_NAMES: dict[str, LazyString] = {
+    "owner": _l("Owner"),
+    "manager": _l("Manager"),
+    "check_in": _l("Check-in"),
+}
+
+
+def may(role: str | None, right: str) -> bool:
+    """Whether a member with `role` (None: not a member) may do `right`."""
+    return role is not None and right in ROLE_RIGHTS.get(role, frozenset())
+
+
+# How an organization's audit log speaks of each organizer action (`%(who)s`: the member).
+AUDIT_WORDS: dict[str, LazyString] = {
+    "create_organization": _l("%(who)s started the organization"),
+}

@@ -1,0 +1,139 @@
+"""Organizations, who belongs to them in which role, and their audit log.
+
+An organization is made with its first owner in one transaction, so none is ever without
+one. The audit log is append-only: this module has no statement that changes or deletes a
+line of it, and its lines name accounts, events and targets by id, never a person's name or
+address. Written once for both backends on the primitives `records.Records` names;
+`Records` inherits this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING
+from typing import Any
+
+from . import AuditEntry
+from . import Membership
+from . import Organization
+from .dialect import Dialect
+from .dialect import guarded
+
+Row = Mapping[str, Any]
+
+CREATE_ORGANIZATION = ("INSERT INTO organizations (id, name, description, created_at) "
+                       "VALUES (:id, :name, :description, :now)")
+ADD_MEMBER = ("INSERT INTO memberships (organization_id, account_id, role, since) "
+              "VALUES (:organization_id, :account_id, :role, :now)")
+ORGANIZATION = "SELECT * FROM organizations WHERE id = :id"
+MEMBERSHIP_COLUMNS = "o.*, m.account_id, m.role, m.since"
+MEMBERSHIPS = "FROM memberships m JOIN organizations o ON o.id = m.organization_id"
+MEMBERSHIP = (f"SELECT {MEMBERSHIP_COLUMNS} {MEMBERSHIPS} "
+              "WHERE m.organization_id = :organization_id AND m.account_id = :account_id")
+# In the order they were joined (the same on both backends, whatever a name's collation).
+ACCOUNT_MEMBERSHIPS = (f"SELECT {MEMBERSHIP_COLUMNS} {MEMBERSHIPS} "
+                       "WHERE m.account_id = :account_id ORDER BY m.since, o.id")
+MEMBERS = (f"SELECT {MEMBERSHIP_COLUMNS}, a.email {MEMBERSHIPS} "
+           "JOIN accounts a ON a.id = m.account_id "
+           "WHERE m.organization_id = :organization_id ORDER BY m.since, m.account_id")
+RECORD_AUDIT = ("INSERT INTO audit_log (at, organization_id, account_id, action, event_id, "
+                "target) VALUES (:at, :organization_id, :account_id, :action, :event_id, "
+                ":target)")
+AUDIT_LOG = ("SELECT * FROM audit_log WHERE organization_id = :organization_id "
+             "ORDER BY at DESC, id DESC LIMIT :limit")
+
+
+def organization_of(row: Row, dialect: Dialect) -> Organization:
+    """An organization from its row."""
+    return Organization(id=row["id"], name=row["name"], description=row["description"],
+                        created_at=dialect.moment_out(row["created_at"]))
+
+
+def membership_of(row: Row, dialect: Dialect) -> Membership:
+    """A membership from a row of `MEMBERSHIP_COLUMNS` (and the member's `email`, if read)."""
+    return Membership(organization=organization_of(row, dialect), account_id=row["account_id"],
+                      role=row["role"], since=dialect.moment_out(row["since"]),
+                      email=row.get("email"))
+
+
+class OrganizerRecords:
+    """The organizers' storage methods, on the primitives a backend gives `records.Records`."""
+
+    dialect: Dialect
+
+    if TYPE_CHECKING:  # what the backend provides (`records.Records` says what each does)
+        def transaction(self) -> AbstractContextManager[Any]: ...
+
+        def _rows(self, sql: str, params: dict[str, Any]) -> Sequence[Row]: ...
+
+        def _one(self, sql: str, params: dict[str, Any]) -> Row | None: ...
+
+        def _run(self, sql: str, params: dict[str, Any]) -> int: ...
+
+    @guarded
+    def create_organization(self, organization: Organization, owner_id: str) -> None:
+        """Keep a new organization with `owner_id` as its owner, and say so in its audit log
+        (one transaction: no organization is ever without an owner)."""
+        now = self.dialect.moment_in(organization.created_at)
+        with self.transaction():
+            self._run(CREATE_ORGANIZATION, {"id": organization.id, "name": organization.name,
+                                            "description": organization.description,
+                                            "now": now})
+            self._run(ADD_MEMBER, {"organization_id": organization.id,
+                                   "account_id": owner_id, "role": "owner", "now": now})
+            self.record_audit(AuditEntry(
+                at=organization.created_at, organization_id=organization.id,
+                account_id=owner_id, action="create_organization", target=owner_id))
+
+    @guarded
+    def add_member(self, organization_id: str, account_id: str, role: str,
+                   now: datetime) -> None:
+        """Give an account a role in an organization (it had none there)."""
+        self._run(ADD_MEMBER, {"organization_id": organization_id, "account_id": account_id,
+                               "role": role, "now": self.dialect.moment_in(now)})
+
+    @guarded
+    def get_organization(self, organization_id: str) -> Organization | None:
+        """An organization by id, or None."""
+        row = self._one(ORGANIZATION, {"id": organization_id})
+        return organization_of(row, self.dialect) if row else None
+
+    @guarded
+    def membership(self, organization_id: str, account_id: str) -> Membership | None:
+        """The account's membership of the organization, or None if it has none."""
+        row = self._one(MEMBERSHIP, {"organization_id": organization_id,
+                                     "account_id": account_id})
+        return membership_of(row, self.dialect) if row else None
+
+    @guarded
+    def account_memberships(self, account_id: str) -> list[Membership]:
+        """Every organization the account belongs to, in the order it joined them."""
+        return [membership_of(row, self.dialect)
+                for row in self._rows(ACCOUNT_MEMBERSHIPS, {"account_id": account_id})]
+
+    @guarded
+    def organization_members(self, organization_id: str) -> list[Membership]:
+        """Everyone in the organization, with their address, the earliest first."""
+        return [membership_of(row, self.dialect)
+                for row in self._rows(MEMBERS, {"organization_id": organization_id})]
+
+    @guarded
+    def record_audit(self, entry: AuditEntry) -> None:
+        """Append a line to the organization's audit log."""
+        self._run(RECORD_AUDIT, {"at": self.dialect.moment_in(entry.at),
+                                 "organization_id": entry.organization_id,
+                                 "account_id": entry.account_id, "action": entry.action,
+                                 "event_id": entry.event_id, "target": entry.target})
+
+    @guarded
+    def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]:
+        """The organization's latest audit lines, the newest first."""
+        moment_out = self.dialect.moment_out
+        return [AuditEntry(at=moment_out(row["at"]), organization_id=row["organization_id"],
+                           account_id=row["account_id"], action=row["action"],
+                           event_id=row["event_id"], target=row["target"])
+                for row in self._rows(AUDIT_LOG, {"organization_id": organization_id,
+                                                  "limit": limit})]
