@@ -37,6 +37,8 @@ SAMPLE_VALUES: dict[str, str] = {
     "signature": "x" * 43,
     "organization_id": "org-aaaaaaaaaaaa",
     "name": "Taipei Web Meetup",
+    "role": "manager",
+    "invitation_id": "inv-aaaaaaaaaaaa",
 }
 
 

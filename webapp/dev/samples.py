@@ -62,6 +62,8 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
             "SECRET_KEY": "lint samples",
             "DATABASE": str(Path(folder) / "events.sqlite"),
             "SEED_FILE": app.config["SEED_FILE"],
+            # The walk asks more than a person would (signing in after every other route).
+            "RATELIMIT_ENABLED": False,
         })
         with sandbox.app_context():
             prepare_database()
@@ -71,6 +73,7 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         ids |= _wait_for_the_person(visit, ids)
         _sign_an_agent_in(visit, ids)
         _visit_the_other_routes(visit, ids)
+        _run_an_organization(visit)
         with sandbox.test_request_context(f"{prefix}/"):
             return visit.pages + _queued_mail(sandbox, prefix)
 
@@ -214,6 +217,41 @@ def _visit_the_other_routes(visit: LanguageRecorder, ids: dict[str, str]) -> Non
                            headers=headers)
             else:
                 visit.get(url, query_string=given, headers=headers)
+
+
+def _run_an_organization(visit: LanguageRecorder) -> None:
+    """Signed in (with a link made here), a person starts an organization, invites someone
+    (once with a bad address), and the invited person's link shows its page: the organizer
+    area's pages, and the invitation's mail."""
+    from ..domain.tokens import hash_token
+    from ..storage.connection import get_db
+
+    app = visit.app
+    now = app.config["CLOCK"]()
+    with app.app_context():
+        get_db().create_sign_in_link(hash_token("sample-sign-in"), "owner@example.com", now,
+                                     now + timedelta(minutes=15))
+    csrf = _field_value(CSRF_FIELD, visit.get("/sign-in/sample-sign-in").get_data(as_text=True))
+    visit.post("/sign-in/sample-sign-in", data={"csrf_token": csrf})
+    csrf = _field_value(CSRF_FIELD, visit.get("/organizer/organizations/new")
+                        .get_data(as_text=True))
+    visit.post("/organizer/organizations", data={"csrf_token": csrf, "name": ""})
+    started = visit.post("/organizer/organizations",
+                         data={"csrf_token": csrf, "name": "台北網頁開發者聚會"})
+    organization = started.headers["Location"].rsplit("/", 1)[1]
+    invitations = f"/organizer/organizations/{organization}/invitations"
+    visit.post(invitations, data={"csrf_token": csrf, "email": "not-an-address",
+                                  "role": "manager"})
+    visit.post(invitations, data={"csrf_token": csrf, "email": "bob@example.com",
+                                  "role": "manager"})
+    visit.get(f"/organizer/organizations/{organization}")
+    visit.get("/organizer/")
+    visit.get("/organizer/invitations/no-such-invitation")
+    with app.app_context():
+        (open_one,) = get_db().open_invitations(organization, now)
+        get_db().create_invitation(replace(open_one, id="inv-sample", email="owner@example.com"),
+                                   hash_token("sample-invitation"))
+    visit.get("/organizer/invitations/sample-invitation")
 
 
 def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:

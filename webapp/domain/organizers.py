@@ -47,4 +47,7 @@ def may(role: str | None, right: str) -> bool:
 # How an organization's audit log speaks of each organizer action (`%(who)s`: the member).
 AUDIT_WORDS: dict[str, LazyString] = {
     "create_organization": _l("%(who)s started the organization"),
+    "invite_member": _l("%(who)s invited someone"),
+    "revoke_invitation": _l("%(who)s revoked an invitation"),
+    "accept_invitation": _l("%(who)s joined"),
 }

@@ -53,3 +53,7 @@ class Pages(Protocol):
     def manage_registration(self, registration_id: str, signature: str, language: str) -> str:
         """The absolute address of a registration's manage link, in the mail's language."""
         ...
+
+    def invitation_link(self, token: str, language: str) -> str:
+        """The absolute address of an invitation's link, in the mail's language."""
+        ...

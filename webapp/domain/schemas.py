@@ -23,6 +23,9 @@ from marshmallow import fields
 from marshmallow import validate
 from marshmallow import validates_schema
 
+from .organizers import ROLE_NAMES
+from .organizers import ROLES
+
 
 def _l(message: str, **variables: object) -> str:
     """`message` as a lazy translation, typed as the str it stands for: marshmallow and the
@@ -446,3 +449,52 @@ class CreateOrganizationParams(TypedDict):
 
     name: str
     description: str
+
+
+class InviteMemberInput(ToolInput):
+    """Inviting someone into an organization by e-mail, in a role (a person's action)."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    email = EmailAddress(
+        required=True, validate=length(max=254),
+        metadata={"label": _l("Their e-mail address"), "autocomplete": "off"})
+    role = fields.String(
+        required=True,
+        # Lazy: each label is read in the language of the page that shows it.
+        validate=validate.OneOf(ROLES, labels=cast(list[str], [ROLE_NAMES[role]
+                                                               for role in ROLES])),
+        metadata={"label": _l("Role"), "widget": "radio"})
+
+
+class InviteMemberParams(TypedDict):
+    """What `InviteMemberInput` loads."""
+
+    organization_id: str
+    email: str
+    role: str
+
+
+class RevokeInvitationInput(ToolInput):
+    """Revoking an invitation still open (a person's action)."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    invitation_id = fields.String(required=True, validate=length(min=1, max=40))
+
+
+class RevokeInvitationParams(TypedDict):
+    """What `RevokeInvitationInput` loads."""
+
+    organization_id: str
+    invitation_id: str
+
+
+class AcceptInvitationInput(ToolInput):
+    """Accepting an invitation (a person's action): the token of its mailed link."""
+
+    token = fields.String(required=True, validate=length(min=1, max=200))
+
+
+class AcceptInvitationParams(TypedDict):
+    """What `AcceptInvitationInput` loads."""
+
+    token: str

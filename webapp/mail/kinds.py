@@ -89,8 +89,17 @@ SIGN_IN_LINK = MailKind(
     link_field="link",
 )
 
+ORGANIZATION_INVITATION = MailKind(
+    name="organization_invitation",
+    # Translators: the subject of the mail inviting someone into an organization.
+    subject=lambda payload: _("Join %(organization)s on %(site)s",
+                              organization=payload["organization"], site=_("WebMCP Events")),
+    link_field="link",
+)
+
 KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
-                                      REGISTRATION_REMINDER, SIGN_IN_LINK)}
+                                      REGISTRATION_REMINDER, SIGN_IN_LINK,
+                                      ORGANIZATION_INVITATION)}
 
 
 def kind_named(name: str) -> MailKind:

@@ -210,6 +210,27 @@ class Membership:
 
 
 @dataclass(frozen=True)
+class Invitation:
+    """An invitation to join an organization in a role, mailed to an address; open until it
+    is accepted, revoked or expires. Read with its organization's name."""
+
+    id: str
+    organization_id: str
+    email: str
+    role: str
+    invited_by: str
+    created_at: datetime
+    expires_at: datetime
+    accepted_at: datetime | None = None
+    revoked_at: datetime | None = None
+    organization_name: str = ""
+
+    def is_open(self, now: datetime) -> bool:
+        """Whether it can still be accepted at `now`."""
+        return self.accepted_at is None and self.revoked_at is None and now < self.expires_at
+
+
+@dataclass(frozen=True)
 class AuditEntry:
     """One line of an organization's audit log: who (an account id) did which organizer
     action, when, to what (ids only: no personal data is written in it)."""
@@ -467,6 +488,21 @@ class Storage(Protocol):
     def account_memberships(self, account_id: str) -> list[Membership]: ...
 
     def organization_members(self, organization_id: str) -> list[Membership]: ...
+
+    def create_invitation(self, invitation: Invitation, token_hash: str) -> None: ...
+
+    def invitation(self, token_hash: str) -> Invitation | None: ...
+
+    def open_invitations(self, organization_id: str, now: datetime) -> list[Invitation]: ...
+
+    def revoke_invitation(self, organization_id: str, invitation_id: str,
+                          now: datetime) -> bool: ...
+
+    def accept_invitation(self, token_hash: str, account_id: str, now: datetime
+                          ) -> Invitation | None:
+        """Spend an open invitation and give the account its role (atomic): the invitation,
+        or None when it was not open."""
+        ...
 
     def record_audit(self, entry: AuditEntry) -> None: ...
 

@@ -92,6 +92,7 @@ FORGET_ACCOUNT = (
     "DELETE FROM account_sessions WHERE account_id = :account",
     # Its places in organizations go; the audit log names it by id only, and keeps its lines.
     "DELETE FROM memberships WHERE account_id = :account",
+    "DELETE FROM invitations WHERE email = :email",
     "DELETE FROM sign_in_links WHERE email = :email",
     "DELETE FROM outbox WHERE recipient = :email AND state <> 'sending'",
     "DELETE FROM accounts WHERE id = :account",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from . import AuditEntry
+from . import Invitation
 from . import Membership
 from . import Organization
 from .dialect import Dialect
@@ -39,6 +40,25 @@ ACCOUNT_MEMBERSHIPS = (f"SELECT {MEMBERSHIP_COLUMNS} {MEMBERSHIPS} "
 MEMBERS = (f"SELECT {MEMBERSHIP_COLUMNS}, a.email {MEMBERSHIPS} "
            "JOIN accounts a ON a.id = m.account_id "
            "WHERE m.organization_id = :organization_id ORDER BY m.since, m.account_id")
+CREATE_INVITATION = (
+    "INSERT INTO invitations (id, token_hash, organization_id, email, role, invited_by, "
+    "created_at, expires_at) VALUES (:id, :token_hash, :organization_id, :email, :role, "
+    ":invited_by, :created_at, :expires_at)")
+INVITATION_COLUMNS = ("SELECT i.*, o.name AS organization_name FROM invitations i "
+                      "JOIN organizations o ON o.id = i.organization_id")
+INVITATION = f"{INVITATION_COLUMNS} WHERE i.token_hash = :token_hash"
+OPEN_INVITATIONS = (f"{INVITATION_COLUMNS} WHERE i.organization_id = :organization_id "
+                    "AND i.accepted_at IS NULL AND i.revoked_at IS NULL "
+                    "AND i.expires_at > :now ORDER BY i.created_at, i.id")
+REVOKE_INVITATION = ("UPDATE invitations SET revoked_at = :now WHERE id = :id "
+                     "AND organization_id = :organization_id AND accepted_at IS NULL "
+                     "AND revoked_at IS NULL AND expires_at > :now")
+# Taking an invitation and checking it is one statement: two requests with one link join once.
+USE_INVITATION = ("UPDATE invitations SET accepted_at = :now WHERE token_hash = :token_hash "
+                  "AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > :now "
+                  "RETURNING id")
+# Someone already in the organization keeps the role they have.
+JOIN_ORGANIZATION = f"{ADD_MEMBER} ON CONFLICT (organization_id, account_id) DO NOTHING"
 RECORD_AUDIT = ("INSERT INTO audit_log (at, organization_id, account_id, action, event_id, "
                 "target) VALUES (:at, :organization_id, :account_id, :action, :event_id, "
                 ":target)")
@@ -59,6 +79,17 @@ def membership_of(row: Row, dialect: Dialect) -> Membership:
                       email=row.get("email"))
 
 
+def invitation_of(row: Row, dialect: Dialect) -> Invitation:
+    """An invitation from a row of `INVITATION_COLUMNS`."""
+    moment = dialect.moment_out
+    return Invitation(id=row["id"], organization_id=row["organization_id"], email=row["email"],
+                      role=row["role"], invited_by=row["invited_by"],
+                      created_at=moment(row["created_at"]), expires_at=moment(row["expires_at"]),
+                      accepted_at=moment(row["accepted_at"]) if row["accepted_at"] else None,
+                      revoked_at=moment(row["revoked_at"]) if row["revoked_at"] else None,
+                      organization_name=row["organization_name"])
+
+
 class OrganizerRecords:
     """The organizers' storage methods, on the primitives a backend gives `records.Records`."""
 
@@ -72,6 +103,8 @@ class OrganizerRecords:
         def _one(self, sql: str, params: dict[str, Any]) -> Row | None: ...
 
         def _run(self, sql: str, params: dict[str, Any]) -> int: ...
+
+        def _returning(self, sql: str, params: dict[str, Any]) -> Row | None: ...
 
     @guarded
     def create_organization(self, organization: Organization, owner_id: str) -> None:
@@ -119,6 +152,54 @@ class OrganizerRecords:
         """Everyone in the organization, with their address, the earliest first."""
         return [membership_of(row, self.dialect)
                 for row in self._rows(MEMBERS, {"organization_id": organization_id})]
+
+    @guarded
+    def create_invitation(self, invitation: Invitation, token_hash: str) -> None:
+        """Keep a new invitation (its token only as `token_hash`)."""
+        moment_in = self.dialect.moment_in
+        self._run(CREATE_INVITATION, {
+            "id": invitation.id, "token_hash": token_hash,
+            "organization_id": invitation.organization_id, "email": invitation.email,
+            "role": invitation.role, "invited_by": invitation.invited_by,
+            "created_at": moment_in(invitation.created_at),
+            "expires_at": moment_in(invitation.expires_at)})
+
+    @guarded
+    def invitation(self, token_hash: str) -> Invitation | None:
+        """The invitation whose link holds the token hashed to `token_hash`, or None."""
+        row = self._one(INVITATION, {"token_hash": token_hash})
+        return invitation_of(row, self.dialect) if row else None
+
+    @guarded
+    def open_invitations(self, organization_id: str, now: datetime) -> list[Invitation]:
+        """The organization's invitations that can still be accepted, the oldest first."""
+        return [invitation_of(row, self.dialect) for row in self._rows(
+            OPEN_INVITATIONS, {"organization_id": organization_id,
+                               "now": self.dialect.moment_in(now)})]
+
+    @guarded
+    def revoke_invitation(self, organization_id: str, invitation_id: str,
+                          now: datetime) -> bool:
+        """Revoke an open invitation of the organization; False when there was none."""
+        return self._run(REVOKE_INVITATION, {"id": invitation_id,
+                                             "organization_id": organization_id,
+                                             "now": self.dialect.moment_in(now)}) == 1
+
+    @guarded
+    def accept_invitation(self, token_hash: str, account_id: str, now: datetime
+                          ) -> Invitation | None:
+        """Spend an open invitation and give the account its role there (one who is already a
+        member keeps theirs); the invitation, or None when it was not open."""
+        with self.transaction():
+            if self._returning(USE_INVITATION, {"token_hash": token_hash,
+                                                "now": self.dialect.moment_in(now)}) is None:
+                return None
+            found = self.invitation(token_hash)
+            assert found is not None, "an invitation just spent is there"
+            self._run(JOIN_ORGANIZATION, {"organization_id": found.organization_id,
+                                          "account_id": account_id, "role": found.role,
+                                          "now": self.dialect.moment_in(now)})
+            return found
 
     @guarded
     def record_audit(self, entry: AuditEntry) -> None:

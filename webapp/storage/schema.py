@@ -282,6 +282,21 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
             PRIMARY KEY (organization_id, account_id)
         )""",
         "CREATE INDEX memberships_by_account ON memberships (account_id)",
+        # An invitation by mail: good once, until it expires or is revoked; only the hash of
+        # the token in its link is kept.
+        """CREATE TABLE invitations (
+            id {key} PRIMARY KEY,               -- named in the address that revokes it
+            token_hash {key} NOT NULL UNIQUE,   -- SHA-256 of the token in the mailed link
+            organization_id {key} NOT NULL REFERENCES organizations (id),
+            email {key} NOT NULL,               -- as the schema loads it: one form each
+            role text NOT NULL CHECK (role IN ('owner', 'manager', 'check_in')),
+            invited_by {key} NOT NULL,          -- an account id
+            created_at {moment} NOT NULL,
+            expires_at {moment} NOT NULL,
+            accepted_at {moment},
+            revoked_at {moment}
+        )""",
+        "CREATE INDEX invitations_by_organization ON invitations (organization_id, created_at)",
         """CREATE TABLE audit_log (
             id {serial},
             at {moment} NOT NULL,

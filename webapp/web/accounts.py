@@ -41,6 +41,7 @@ from ..storage.connection import get_db
 from .calls import action_context
 from .calls import run_tool
 from .visitors import check_account_session
+from .visitors import page_to_return_to
 from .visitors import signed_in_account
 from .visitors import start_account_session
 
@@ -88,16 +89,18 @@ def _link_gone(result: ToolResult | None = None) -> tuple[str, int]:
 
 @human_route(bp, "/sign-in/<token>", actions.sign_in, methods=("POST",))
 def sign_in(token: str) -> Response | tuple[str, int]:
-    """Sign in with the link's token: this browser becomes the account's, and lands on its
-    registrations."""
+    """Sign in with the link's token: this browser becomes the account's, and lands on the
+    page that sent it to sign in, or on its registrations."""
+    back = page_to_return_to()
     result = run_tool(bound={"token": token}, needs_visitor=False).result
     if result.status is Status.SUCCESS:
         start_account_session(result.page_only["session_id"], result.page_only["visitor_id"])
     elif result.status is Status.NOT_FOUND and not (wants_json() or is_partial()):
         return _link_gone(result)
-    # Where what signing in brought shows: every registration made with the address.
+    # Back to the page that asked for signing in; else where what signing in brought shows:
+    # every registration made with the address.
     return render_post_result(result, "accounts/link_gone.html", "accounts/_result.html",
-                              redirect_to=url_for("registrations.index"),
+                              redirect_to=back or url_for("registrations.index"),
                               page_context=lambda: {"message": result.message,
                                                     **_sign_in_context()})
 

@@ -68,6 +68,11 @@ class SitePages:
                                 signature=signature, lang_code=language)
 
 
+    def invitation_link(self, token: str, language: str) -> str:
+        """The full address of an invitation's link, under the language's prefix."""
+        return external_url_for("organizer.invitation", token=token, lang_code=language)
+
+
 class AgentPages(SitePages):
     """The domain's `Pages` for an agent shown no page (an MCP client): every address full,
     since it has no page to read a relative one against."""

@@ -3,18 +3,18 @@ belong to. Steps for people only: no page here carries a WebMCP tool or loads th
 and nothing of it is reachable over MCP.
 
 Deny by default: before any view here runs, `admit` checks the request against what the view
-declares with `@needs(right)`: a view that declares nothing is not found; without a signed-in
-account a page sends the browser to sign in and anything else is refused unread
-(`session_expired`); in an organization (the `organization_id` of the address) the account's
+declares with `@needs(right)`. A view that declares nothing is not found; what an agent sends
+is refused (`people_only`, as every step for people refuses it); without a signed-in account,
+a page sends the browser to sign in (and back here after) and anything else is refused unread
+(403); in an organization (the `organization_id` of the address) the account's
 role must hold the right (`domain.organizers.may`), or the organization is not found, which
-tells a non-member nothing.
-Every answer is `no-store` (`caching`), `noindex` and sends no referrer.
+tells a non-member nothing. Every answer is `no-store` (`caching`), `noindex` and sends no
+referrer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 from typing import TypeVar
 
@@ -29,24 +29,29 @@ from flask import request
 from flask import url_for
 from flask_babel import gettext as _
 
+from flask_webmcp.calls import request_source
 from flask_webmcp.forms import controls_for
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import with_vary
-from flask_webmcp.result import session_expired
+from flask_webmcp.result import invalid_input
+from flask_webmcp.result import people_only
 from flask_webmcp.routes import current_action
 from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 
 from ..domain.actions import organizers as actions
+from ..domain.organizers import INVITE
 from ..domain.organizers import VIEW_ORGANIZATION
 from ..domain.organizers import may
 from ..domain.schemas import CreateOrganizationInput
+from ..domain.schemas import InviteMemberInput
 from ..storage import Membership
 from ..storage.connection import get_db
 from .calls import action_context
 from .calls import run_tool
 from .errors import render_error
+from .visitors import return_after_sign_in
 from .visitors import signed_in_account
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")
@@ -72,13 +77,18 @@ def admit() -> Response | None:
     view = current_app.view_functions.get(request.endpoint or "")
     if view is None or not hasattr(view, NEEDS):
         abort(404)
+    if request_source() == "agent":
+        # The bridge marks what an agent sends: nothing here is for agents.
+        return render_error(people_only(current_action()))
     account = signed_in_account(get_db())
     if account is None:
         if request.method == "GET":
+            return_after_sign_in(request.full_path.rstrip("?"))
             return with_vary(redirect(url_for("accounts.sign_in_page"), code=303))
         # Refused before its body is read: whatever it sends, nothing of it is looked at.
-        return render_error(replace(session_expired(current_action()), message=_(
-            "Sign in to use the organizer area, then try again.")))
+        sign_in_first = _("Sign in to use the organizer area, then try again.")
+        return render_error(invalid_input(current_action(), {"_schema": [sign_in_first]},
+                                          message=sign_in_first, http_status=403))
     right = getattr(view, NEEDS)
     if right is not None:
         organization_id = (request.view_args or {}).get("organization_id", "")
@@ -139,7 +149,63 @@ def create_organization() -> Response:
 @page_route(bp, "/organizations/<organization_id>", "view_organization")
 def organization(organization_id: str) -> Response:
     """An organization as its members see it: its people and, for owners, its audit log."""
+    return with_vary(render_template("organizer/organization.html", result=page_result(),
+                                     **_organization_context()))
+
+
+def _organization_context(values: dict[str, Any] | None = None,
+                          errors: dict[str, Any] | None = None) -> dict[str, Any]:
     membership: Membership = g.membership
-    return with_vary(render_template(
-        "organizer/organization.html", result=page_result(),
-        **actions.organization_overview(get_db(), membership, _context())))
+    return {**actions.organization_overview(get_db(), membership, _context()),
+            "invite_controls": controls_for(InviteMemberInput, values, errors,
+                                            bound=["organization_id"])}
+
+
+@needs(INVITE)
+@human_route(bp, "/organizations/<organization_id>/invitations", actions.invite_member,
+             methods=("POST",))
+def invite(organization_id: str) -> Response:
+    """Mail an invitation to join the organization; back on its page, which lists it."""
+    result, submitted = run_tool(bound={"organization_id": organization_id})
+    return render_post_result(
+        result, "organizer/organization.html", "organizer/organization.html",
+        redirect_to=url_for(".organization", organization_id=organization_id),
+        page_context=lambda: _organization_context(submitted, result.errors),
+        values=submitted, errors=result.errors or {})
+
+
+@needs(INVITE)
+@human_route(bp, "/organizations/<organization_id>/invitations/<invitation_id>/revoke",
+             actions.revoke_invitation, methods=("POST",))
+def revoke(organization_id: str, invitation_id: str) -> Response:
+    """Revoke an invitation still open; back on the organization's page."""
+    result = run_tool(bound={"organization_id": organization_id,
+                             "invitation_id": invitation_id}).result
+    return render_post_result(
+        result, "organizer/organization.html", "organizer/organization.html",
+        redirect_to=url_for(".organization", organization_id=organization_id),
+        page_context=_organization_context, values={}, errors={})
+
+
+@needs(None)
+@page_route(bp, "/invitations/<token>", "accept_invitation")
+def invitation(token: str) -> Response | tuple[str, int]:
+    """An invitation's link: who invites the signed-in person into what, and a button to
+    accept; opening it changes nothing."""
+    shown = actions.invitation_page(get_db(), token, _context())
+    if shown is None:
+        return render_template("organizer/invitation_gone.html", result=None), 410
+    return with_vary(render_template("organizer/invitation.html", result=page_result(),
+                                     token=token, **shown))
+
+
+@needs(None)
+@human_route(bp, "/invitations/<token>", actions.accept_invitation, methods=("POST",))
+def accept(token: str) -> Response:
+    """Accept the invitation: the organization's page, now as a member."""
+    result = run_tool(bound={"token": token}).result
+    landing = (url_for(".organization", organization_id=result.target)
+               if result.status.word == "success" and result.target else url_for(".dashboard"))
+    return render_post_result(result, "organizer/invitation_gone.html",
+                              "organizer/invitation_gone.html", redirect_to=landing,
+                              values={}, errors={})

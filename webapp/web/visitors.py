@@ -97,6 +97,22 @@ ACCOUNT_SESSION_KEY = "account_session"
 SEEN_PRECISION = timedelta(minutes=5)
 
 
+# A page that sent the browser to sign in, to come back to once signed in (in this browser).
+RETURN_KEY = "return_to"
+
+
+def return_after_sign_in(path: str) -> None:
+    """Remember the site's own page `path` to come back to after signing in here."""
+    session[RETURN_KEY] = path
+
+
+def page_to_return_to() -> str | None:
+    """The page remembered by `return_after_sign_in`, if any (only a path of this site)."""
+    path = session.get(RETURN_KEY)
+    return path if isinstance(path, str) and path.startswith("/") and not path.startswith(
+        "//") else None
+
+
 def start_account_session(session_id: str, visitor_id: str) -> None:
     """Make this browser the account's: a fresh cookie (nothing of the anonymous session
     carries over, against session fixation) naming the account session and its visitor."""

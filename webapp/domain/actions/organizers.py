@@ -8,6 +8,7 @@ Every action here is taken by an account, in an organization where its role allo
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
 from flask_babel import gettext as _
@@ -17,23 +18,37 @@ from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
 from flask_webmcp.result import ToolResult
 from flask_webmcp.result import conflict
+from flask_webmcp.result import not_found
 
+from ...mail.kinds import ORGANIZATION_INVITATION
 from ...storage import AuditEntry
+from ...storage import Invitation
 from ...storage import Membership
 from ...storage import Organization
 from ...storage import Storage
 from ..activity import logged_as
 from ..organizers import AUDIT_WORDS
+from ..organizers import INVITE
+from ..organizers import MANAGE_MEMBERS
 from ..organizers import READ_AUDIT_LOG
 from ..organizers import ROLE_NAMES
 from ..organizers import may
 from ..projections import local_time
+from ..schemas import AcceptInvitationInput
+from ..schemas import AcceptInvitationParams
 from ..schemas import CreateOrganizationInput
 from ..schemas import CreateOrganizationParams
+from ..schemas import InviteMemberInput
+from ..schemas import InviteMemberParams
+from ..schemas import RevokeInvitationInput
+from ..schemas import RevokeInvitationParams
+from ..tokens import hash_token
 from . import ActionContext
 
 # How many lines of its audit log an organization's page shows.
 AUDIT_LINES_SHOWN = 50
+# How long an invitation's link works.
+INVITATION_LIFETIME = timedelta(days=7)
 
 
 @logged_as(_l("Start an organization"), _l("%(who)s started an organization"))
@@ -54,6 +69,120 @@ def create_organization(db: Storage, params: CreateOrganizationParams, ctx: Acti
         message=_("“%(name)s” is ready, and you are its owner.", name=organization.name),
         data={"organization": organization_view(organization)},
         next_action=_("Done."), target=organization.id)
+
+
+@logged_as(_l("Invite someone"), _l("%(who)s invited someone into an organization"))
+@human_action("invite_member", schema=InviteMemberInput,
+              answers=(Status.SUCCESS, Status.CONFLICT))
+def invite_member(db: Storage, params: InviteMemberParams, ctx: ActionContext) -> ToolResult:
+    """Mail an invitation to join the organization in a role (owners alone invite owners).
+
+    The web layer has checked that the account may invite in this organization."""
+    name = "invite_member"
+    assert ctx.account is not None, "the organizer area is for people who signed in"
+    membership = db.membership(params["organization_id"], ctx.account.id)
+    assert membership is not None, "the route admits members only"
+    if params["role"] == "owner" and not may(membership.role, MANAGE_MEMBERS):
+        return conflict(name, _("Only an owner can invite another owner."))
+    if any(member.email == params["email"]
+           for member in db.organization_members(membership.organization.id)):
+        return conflict(name, _("%(email)s is already in this organization.",
+                                email=params["email"]))
+    token = secrets.token_urlsafe(32)
+    token_hash = hash_token(token)
+    invitation = Invitation(
+        id=f"inv-{secrets.token_urlsafe(9)}", organization_id=membership.organization.id,
+        email=params["email"], role=params["role"], invited_by=ctx.account.id,
+        created_at=ctx.now, expires_at=ctx.now + INVITATION_LIFETIME)
+    days = INVITATION_LIFETIME.days
+    with db.transaction():
+        db.create_invitation(invitation, token_hash)
+        db.queue_mail(f"invitation:{token_hash}", invitation.email,
+                      ORGANIZATION_INVITATION.name, ctx.language,
+                      {"link": ctx.pages.invitation_link(token, ctx.language),
+                       "organization": membership.organization.name,
+                       "inviter": ctx.account.email, "email": invitation.email,
+                       "role": invitation.role, "days": days}, ctx.now)
+        db.record_audit(AuditEntry(at=ctx.now, organization_id=invitation.organization_id,
+                                   account_id=ctx.account.id, action="invite_member",
+                                   target=invitation.id))
+    return ToolResult(
+        action=name, status=Status.SUCCESS,
+        message=_("We have mailed an invitation to %(email)s. It works for %(days)d days.",
+                  email=invitation.email, days=days),
+        data={"invitation": invitation_view(invitation)}, next_action=_("Done."),
+        target=invitation.id)
+
+
+@logged_as(_l("Revoke an invitation"),
+           _l("%(who)s revoked an invitation to an organization"))
+@human_action("revoke_invitation", schema=RevokeInvitationInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND))
+def revoke_invitation(db: Storage, params: RevokeInvitationParams, ctx: ActionContext
+                      ) -> ToolResult:
+    """Revoke an invitation still open: its link no longer works."""
+    name = "revoke_invitation"
+    assert ctx.account is not None, "the organizer area is for people who signed in"
+    with db.transaction():
+        if not db.revoke_invitation(params["organization_id"], params["invitation_id"],
+                                    ctx.now):
+            return not_found(name, _("This invitation is not open any more."))
+        db.record_audit(AuditEntry(at=ctx.now, organization_id=params["organization_id"],
+                                   account_id=ctx.account.id, action="revoke_invitation",
+                                   target=params["invitation_id"]))
+    return ToolResult(action=name, status=Status.SUCCESS,
+                      message=_("The invitation is revoked: its link no longer works."),
+                      next_action=_("Done."), target=params["invitation_id"])
+
+
+@logged_as(_l("Accept an invitation"), _l("%(who)s joined an organization"))
+@human_action("accept_invitation", schema=AcceptInvitationInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
+def accept_invitation(db: Storage, params: AcceptInvitationParams, ctx: ActionContext
+                      ) -> ToolResult:
+    """Join the organization of an invitation mailed to the signed-in person's address."""
+    name = "accept_invitation"
+    assert ctx.account is not None, "the organizer area is for people who signed in"
+    token_hash = hash_token(params["token"])
+    invitation = db.invitation(token_hash)
+    if invitation is None or not invitation.is_open(ctx.now):
+        return not_found(name, _("This invitation no longer works: it was used, revoked or "
+                                 "is more than %(days)d days old. Ask for a new one.",
+                                 days=INVITATION_LIFETIME.days))
+    if invitation.email != ctx.account.email:
+        return conflict(name, _("This invitation was sent to %(email)s: sign in with that "
+                                "address to accept it.", email=invitation.email))
+    with db.transaction():
+        accepted = db.accept_invitation(token_hash, ctx.account.id, ctx.now)
+        if accepted is None:
+            return not_found(name, _("This invitation was just used."))
+        db.record_audit(AuditEntry(at=ctx.now, organization_id=accepted.organization_id,
+                                   account_id=ctx.account.id, action="accept_invitation",
+                                   target=accepted.role))
+    return ToolResult(
+        action=name, status=Status.SUCCESS,
+        message=_("Welcome to %(organization)s.", organization=accepted.organization_name),
+        data={"invitation": invitation_view(accepted)}, next_action=_("Done."),
+        target=accepted.organization_id)
+
+
+def invitation_page(db: Storage, token: str, ctx: ActionContext) -> dict[str, Any] | None:
+    """What an invitation's link shows before it is accepted (None when it no longer
+    works): the organization, the role, and whether the signed-in address is the one
+    invited. Showing it changes nothing (mail scanners open links)."""
+    invitation = db.invitation(hash_token(token))
+    if invitation is None or not invitation.is_open(ctx.now):
+        return None
+    return {"invitation": invitation_view(invitation),
+            "addressed_to_me": ctx.account is not None and ctx.account.email == invitation.email}
+
+
+def invitation_view(invitation: Invitation) -> dict[str, Any]:
+    """An invitation as the organizer pages show it."""
+    return {"id": invitation.id, "organizationId": invitation.organization_id,
+            "organization": invitation.organization_name, "email": invitation.email,
+            "role": invitation.role, "roleName": str(ROLE_NAMES[invitation.role]),
+            "expiresAt": invitation.expires_at.isoformat()}
 
 
 def organization_view(organization: Organization) -> dict[str, Any]:
@@ -85,8 +214,14 @@ def organization_overview(db: Storage, membership: Membership, ctx: ActionContex
     audit = (db.audit_log(organization.id, AUDIT_LINES_SHOWN)
              if may(membership.role, READ_AUDIT_LOG) else None)
     emails = {member.account_id: member.email for member in members}
+    invitations = (db.open_invitations(organization.id, ctx.now)
+                   if may(membership.role, INVITE) else None)
     return {"membership": membership_view(membership, ctx),
             "members": [membership_view(member, ctx) for member in members],
+            "invitations": None if invitations is None else [
+                {**invitation_view(invitation),
+                 "expiresAt": local_time(invitation.expires_at, ctx.timezone)}
+                for invitation in invitations],
             "audit": None if audit is None else [audit_view(entry, emails, ctx)
                                                  for entry in audit]}
 
