@@ -39,6 +39,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "name": "Taipei Web Meetup",
     "role": "manager",
     "invitation_id": "inv-aaaaaaaaaaaa",
+    "account_id": "acc-aaaaaaaaaaaa",
 }
 
 

@@ -8,6 +8,7 @@ every role of the role table, every right a route declares.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from bs4 import BeautifulSoup
@@ -96,7 +97,7 @@ def test_the_role_table():
     everything = set().union(*ROLE_RIGHTS.values())
     assert ROLE_RIGHTS["owner"] == everything
     assert everything - ROLE_RIGHTS["manager"] == {"read_audit_log", "manage_members"}
-    assert ROLE_RIGHTS["check_in"] == {"check_in"}
+    assert ROLE_RIGHTS["check_in"] == {"check_in", "leave_organization"}
     assert not may(None, "check_in") and not may("visitor", "check_in")
 
 
@@ -205,10 +206,17 @@ def test_every_right_of_every_role_in_own_and_other_organizations(app):
     own, other = start(owner), start(other_owner, "Kaohsiung AI")
     people = {"owner": owner}
     people.update((role, signed_in(app)) for role in ROLES if role != "owner")
-    with app.app_context():
-        for role, person in people.items():
-            if role != "owner":
-                get_db().add_member(own, account_id_of(app, person), role, app.config["CLOCK"]())
+    accounts = {role: account_id_of(app, person) for role, person in people.items()}
+
+    def as_before() -> None:
+        """Everyone in their role again (a route may have let one leave)."""
+        with app.app_context():
+            db = get_db()
+            for role, account_id in accounts.items():
+                if db.membership(own, account_id) is None:
+                    db.add_member(own, account_id, role, app.config["CLOCK"]())
+
+    as_before()
     not_here = no_such_page(app)
     routes = [(url, method, endpoint) for url, method, endpoint in organizer_rules(app)
               if "organization_id" in url or SAMPLE_VALUES["organization_id"] in url]
@@ -219,6 +227,7 @@ def test_every_right_of_every_role_in_own_and_other_organizations(app):
             for organization_id, member in ((own, True), (other, False)):
                 address = url.replace(SAMPLE_VALUES["organization_id"], organization_id)
                 answer = ask(person, method, address)
+                as_before()
                 allowed = member and may(role, right)
                 refused = (answer.status_code == 404
                            and the_jsonld(answer.data)["message"] in not_here)
@@ -340,8 +349,75 @@ def test_only_owners_invite_owners_and_members_are_not_invited_twice(app):
     refused = invite(manager, organization_id, "new.owner@example.com", "owner")
     assert refused.status_code == 409
     assert invite(manager, organization_id, "door@example.com", "check_in").status_code == 303
-    assert invite(owner, organization_id, manager.email, "owner").status_code == 409
+    # A member is invited again only to own the organization; an owner, never.
+    assert invite(owner, organization_id, manager.email, "check_in").status_code == 409
+    assert invite(manager, organization_id, owner.email, "manager").status_code == 409
     bad = invite(owner, organization_id, "not-an-address", "boss")
     assert bad.status_code == 422
     errors = the_jsonld(bad.data)["errors"]
     assert set(errors) == {"email", "role"}
+
+
+def members_of(owner: Visitor, organization_id: str) -> dict[str, str]:
+    """Each member's address and role, as the organization's page lists them (in English)."""
+    page = BeautifulSoup(owner.get(f"/en/organizer/organizations/{organization_id}").data,
+                         "html.parser")
+    return {one(row, ".member-email").get_text(): one(row, ".muted").get_text().split(",")[0]
+            for row in page.select("section:has(#members-title) li")}
+
+
+def test_an_owner_changes_roles_and_removes_members_but_never_the_last_owner(app):
+    owner, manager = signed_in(app), signed_in(app)
+    organization_id = start(owner)
+    invite(owner, organization_id, manager.email)
+    accept(manager, invitation_link(app, manager.email))
+    manager_id, owner_id = account_id_of(app, manager), account_id_of(app, owner)
+    members = f"/en/organizer/organizations/{organization_id}/members"
+    assert owner.post(f"{members}/{manager_id}/role", {"role": "check_in"}).status_code == 303
+    assert members_of(owner, organization_id)[manager.email] == "Check-in"
+    # Ownership is not given outright: it is invited, and passes once accepted.
+    assert owner.post(f"{members}/{manager_id}/role", {"role": "owner"}).status_code == 422
+    # The last owner can neither leave, nor be demoted or removed.
+    leaving = owner.post(f"/en/organizer/organizations/{organization_id}/leave", {})
+    assert leaving.status_code == 409
+    assert "needs an owner" in the_jsonld(leaving.data)["message"]
+    assert owner.post(f"{members}/{owner_id}/role", {"role": "manager"}).status_code == 409
+    assert owner.post(f"{members}/{owner_id}/remove", {}).status_code == 409
+    assert invite(owner, organization_id, manager.email, "owner").status_code == 303
+    accept(manager, invitation_link(app, manager.email))
+    assert members_of(owner, organization_id)[manager.email] == "Owner"
+    assert owner.post(f"/en/organizer/organizations/{organization_id}/leave",
+                      {}).status_code == 303
+    assert ask(owner, "GET", f"/organizer/organizations/{organization_id}").status_code == 404
+    assert members_of(manager, organization_id) == {manager.email: "Owner"}
+    audit = one(BeautifulSoup(manager.get(f"/en/organizer/organizations/{organization_id}")
+                              .data, "html.parser"), "section:has(#audit-title)").get_text()
+    # Who left is named no more (the log keeps account ids only).
+    assert owner.email not in audit
+    assert "a former member made a member Check-in" in audit
+    assert f"{manager.email} joined as Owner" in audit and "a former member left" in audit
+
+
+def test_two_owners_leaving_at_once_leave_one_owner(app):
+    """The organization is locked while the owners are counted: of two owners who each leave
+    at the same moment, one stays."""
+    first, second = signed_in(app), signed_in(app)
+    organization_id = start(first)
+    invite(first, organization_id, second.email, "owner")
+    accept(second, invitation_link(app, second.email))
+    with app.app_context():
+        db = get_db()
+        outcomes = []
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [pool.submit(leave_in_new_storage, app, organization_id,
+                                   account_id_of(app, person)) for person in (first, second)]
+            outcomes = sorted(future.result() for future in futures)
+        assert outcomes == ["changed", "last_owner"]
+        assert [member.role for member in db.organization_members(organization_id)] == [
+            "owner"]
+
+
+def leave_in_new_storage(app, organization_id: str, account_id: str) -> str:
+    """One owner leaving, on a storage (a connection) of its own."""
+    with app.app_context():
+        return get_db().change_membership(organization_id, account_id, None)

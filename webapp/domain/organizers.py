@@ -4,6 +4,8 @@ asks (`may`), so a role's rights are read in one place and tested from it.
 - **owner**: everything, the organization itself, its people and its audit log included;
 - **manager**: events from draft to cancelled, their attendees (and export), invitations;
 - **check_in**: the door page only.
+
+Anyone may leave, but the last owner: an organization always has one.
 """
 
 from __future__ import annotations
@@ -21,15 +23,19 @@ MANAGE_EVENTS = "manage_events"
 VIEW_ATTENDEES = "view_attendees"
 EXPORT_ATTENDEES = "export_attendees"
 CHECK_IN = "check_in"
+LEAVE = "leave_organization"
 
 MANAGER_RIGHTS = frozenset({VIEW_ORGANIZATION, INVITE, MANAGE_EVENTS, VIEW_ATTENDEES,
-                            EXPORT_ATTENDEES, CHECK_IN})
+                            EXPORT_ATTENDEES, CHECK_IN, LEAVE})
 ROLE_RIGHTS: dict[str, frozenset[str]] = {
     "owner": MANAGER_RIGHTS | {READ_AUDIT_LOG, MANAGE_MEMBERS},
     "manager": MANAGER_RIGHTS,
-    "check_in": frozenset({CHECK_IN}),
+    "check_in": frozenset({CHECK_IN, LEAVE}),
 }
 ROLES = tuple(ROLE_RIGHTS)
+# The roles an owner can give a member outright; ownership passes only by an accepted
+# invitation.
+GIVEN_ROLES = tuple(role for role in ROLES if role != "owner")
 
 # What people read for each role.
 ROLE_NAMES: dict[str, LazyString] = {
@@ -49,5 +55,8 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "create_organization": _l("%(who)s started the organization"),
     "invite_member": _l("%(who)s invited someone"),
     "revoke_invitation": _l("%(who)s revoked an invitation"),
-    "accept_invitation": _l("%(who)s joined"),
+    "accept_invitation": _l("%(who)s joined as %(role)s"),
+    "change_role": _l("%(who)s made a member %(role)s"),
+    "remove_member": _l("%(who)s removed a member"),
+    "leave_organization": _l("%(who)s left"),
 }

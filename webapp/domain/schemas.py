@@ -23,6 +23,7 @@ from marshmallow import fields
 from marshmallow import validate
 from marshmallow import validates_schema
 
+from .organizers import GIVEN_ROLES
 from .organizers import ROLE_NAMES
 from .organizers import ROLES
 
@@ -498,3 +499,50 @@ class AcceptInvitationParams(TypedDict):
     """What `AcceptInvitationInput` loads."""
 
     token: str
+
+
+class ChangeRoleInput(ToolInput):
+    """Giving a member another role (a person's action: an owner's). Ownership is never given
+    this way: it passes only to one who accepts an invitation to own."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    account_id = fields.String(required=True, validate=length(min=1, max=40))
+    role = fields.String(
+        required=True,
+        validate=validate.OneOf(GIVEN_ROLES, labels=cast(list[str], [ROLE_NAMES[role]
+                                                                     for role in GIVEN_ROLES])),
+        metadata={"label": _l("Role")})
+
+
+class ChangeRoleParams(TypedDict):
+    """What `ChangeRoleInput` loads."""
+
+    organization_id: str
+    account_id: str
+    role: str
+
+
+class MemberInput(ToolInput):
+    """One member of an organization (removing them: a person's action, an owner's)."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    account_id = fields.String(required=True, validate=length(min=1, max=40))
+
+
+class MemberParams(TypedDict):
+    """What `MemberInput` loads."""
+
+    organization_id: str
+    account_id: str
+
+
+class OrganizationInput(ToolInput):
+    """One organization (leaving it: a person's action)."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+
+
+class OrganizationParams(TypedDict):
+    """What `OrganizationInput` loads."""
+
+    organization_id: str

@@ -233,7 +233,8 @@ class Invitation:
 @dataclass(frozen=True)
 class AuditEntry:
     """One line of an organization's audit log: who (an account id) did which organizer
-    action, when, to what (ids only: no personal data is written in it)."""
+    action, when, to what (`target`, an id) and how (`detail`, a word of the site's such as
+    the role given): no personal data is written in it."""
 
     at: datetime
     organization_id: str
@@ -241,6 +242,7 @@ class AuditEntry:
     action: str
     event_id: str | None = None
     target: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -502,6 +504,13 @@ class Storage(Protocol):
                           ) -> Invitation | None:
         """Spend an open invitation and give the account its role (atomic): the invitation,
         or None when it was not open."""
+        ...
+
+    def change_membership(self, organization_id: str, account_id: str,
+                          role: str | None) -> str:
+        """Give a member another role (None: remove them) unless the organization would be
+        left without an owner; "changed", "last_owner" or "not_member" (one transaction,
+        the organization locked)."""
         ...
 
     def record_audit(self, entry: AuditEntry) -> None: ...

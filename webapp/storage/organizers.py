@@ -57,11 +57,21 @@ REVOKE_INVITATION = ("UPDATE invitations SET revoked_at = :now WHERE id = :id "
 USE_INVITATION = ("UPDATE invitations SET accepted_at = :now WHERE token_hash = :token_hash "
                   "AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > :now "
                   "RETURNING id")
-# Someone already in the organization keeps the role they have.
-JOIN_ORGANIZATION = f"{ADD_MEMBER} ON CONFLICT (organization_id, account_id) DO NOTHING"
+# Someone already in the organization keeps the role they have, unless invited to own it:
+# ownership passes only to one who accepts it.
+JOIN_ORGANIZATION = (f"{ADD_MEMBER} ON CONFLICT (organization_id, account_id) DO UPDATE "
+                     "SET role = excluded.role WHERE excluded.role = 'owner'")
+# What keeps two owners from each leaving the other the last (`change_membership`).
+LOCK_ORGANIZATION = "SELECT id FROM organizations WHERE id = :id"
+OWNERS = ("SELECT count(*) AS owners FROM memberships "
+          "WHERE organization_id = :organization_id AND role = 'owner'")
+SET_ROLE = ("UPDATE memberships SET role = :role "
+            "WHERE organization_id = :organization_id AND account_id = :account_id")
+REMOVE_MEMBER = ("DELETE FROM memberships "
+                 "WHERE organization_id = :organization_id AND account_id = :account_id")
 RECORD_AUDIT = ("INSERT INTO audit_log (at, organization_id, account_id, action, event_id, "
-                "target) VALUES (:at, :organization_id, :account_id, :action, :event_id, "
-                ":target)")
+                "target, detail) VALUES (:at, :organization_id, :account_id, :action, "
+                ":event_id, :target, :detail)")
 AUDIT_LOG = ("SELECT * FROM audit_log WHERE organization_id = :organization_id "
              "ORDER BY at DESC, id DESC LIMIT :limit")
 
@@ -105,6 +115,8 @@ class OrganizerRecords:
         def _run(self, sql: str, params: dict[str, Any]) -> int: ...
 
         def _returning(self, sql: str, params: dict[str, Any]) -> Row | None: ...
+
+        def _in_transaction(self) -> bool: ...
 
     @guarded
     def create_organization(self, organization: Organization, owner_id: str) -> None:
@@ -202,12 +214,35 @@ class OrganizerRecords:
             return found
 
     @guarded
+    def change_membership(self, organization_id: str, account_id: str,
+                          role: str | None) -> str:
+        """Give a member another role (None: remove them) unless the organization would be
+        left without an owner: "changed", "last_owner" or "not_member"."""
+        member = {"organization_id": organization_id, "account_id": account_id}
+        with self.transaction():
+            self._one(LOCK_ORGANIZATION + self.dialect.locked(self._in_transaction()),
+                      {"id": organization_id})
+            current = self.membership(organization_id, account_id)
+            if current is None:
+                return "not_member"
+            if current.role == "owner" and role != "owner":
+                owners = self._one(OWNERS, {"organization_id": organization_id})
+                if owners is None or owners["owners"] <= 1:
+                    return "last_owner"
+            if role is None:
+                self._run(REMOVE_MEMBER, member)
+            else:
+                self._run(SET_ROLE, {**member, "role": role})
+            return "changed"
+
+    @guarded
     def record_audit(self, entry: AuditEntry) -> None:
         """Append a line to the organization's audit log."""
         self._run(RECORD_AUDIT, {"at": self.dialect.moment_in(entry.at),
                                  "organization_id": entry.organization_id,
                                  "account_id": entry.account_id, "action": entry.action,
-                                 "event_id": entry.event_id, "target": entry.target})
+                                 "event_id": entry.event_id, "target": entry.target,
+                                 "detail": entry.detail})
 
     @guarded
     def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]:
@@ -215,6 +250,7 @@ class OrganizerRecords:
         moment_out = self.dialect.moment_out
         return [AuditEntry(at=moment_out(row["at"]), organization_id=row["organization_id"],
                            account_id=row["account_id"], action=row["action"],
-                           event_id=row["event_id"], target=row["target"])
+                           event_id=row["event_id"], target=row["target"],
+                           detail=row["detail"])
                 for row in self._rows(AUDIT_LOG, {"organization_id": organization_id,
                                                   "limit": limit})]

@@ -304,7 +304,8 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
             account_id {key} NOT NULL,          -- no reference: the line outlives the account
             action text NOT NULL,
             event_id {key},
-            target text
+            target text,                        -- an id: the account, invitation, ...
+            detail text                         -- a word of the site's: the role given, ...
         )""",
         "CREATE INDEX audit_log_by_organization ON audit_log (organization_id, at)",
     ),

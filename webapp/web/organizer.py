@@ -34,6 +34,7 @@ from flask_webmcp.forms import controls_for
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import with_vary
+from flask_webmcp.result import ToolResult
 from flask_webmcp.result import invalid_input
 from flask_webmcp.result import people_only
 from flask_webmcp.routes import current_action
@@ -42,6 +43,8 @@ from flask_webmcp.routes import page_route
 
 from ..domain.actions import organizers as actions
 from ..domain.organizers import INVITE
+from ..domain.organizers import LEAVE
+from ..domain.organizers import MANAGE_MEMBERS
 from ..domain.organizers import VIEW_ORGANIZATION
 from ..domain.organizers import may
 from ..domain.schemas import CreateOrganizationInput
@@ -161,6 +164,14 @@ def _organization_context(values: dict[str, Any] | None = None,
                                             bound=["organization_id"])}
 
 
+def _back_to_organization(result: ToolResult, organization_id: str) -> Response:
+    """Answer a change to the organization with its page, which shows it."""
+    return render_post_result(
+        result, "organizer/organization.html", "organizer/organization.html",
+        redirect_to=url_for(".organization", organization_id=organization_id),
+        page_context=_organization_context, values={}, errors={})
+
+
 @needs(INVITE)
 @human_route(bp, "/organizations/<organization_id>/invitations", actions.invite_member,
              methods=("POST",))
@@ -181,10 +192,7 @@ def revoke(organization_id: str, invitation_id: str) -> Response:
     """Revoke an invitation still open; back on the organization's page."""
     result = run_tool(bound={"organization_id": organization_id,
                              "invitation_id": invitation_id}).result
-    return render_post_result(
-        result, "organizer/organization.html", "organizer/organization.html",
-        redirect_to=url_for(".organization", organization_id=organization_id),
-        page_context=_organization_context, values={}, errors={})
+    return _back_to_organization(result, organization_id)
 
 
 @needs(None)
@@ -208,4 +216,37 @@ def accept(token: str) -> Response:
                if result.status.word == "success" and result.target else url_for(".dashboard"))
     return render_post_result(result, "organizer/invitation_gone.html",
                               "organizer/invitation_gone.html", redirect_to=landing,
+                              values={}, errors={})
+
+
+@needs(MANAGE_MEMBERS)
+@human_route(bp, "/organizations/<organization_id>/members/<account_id>/role",
+             actions.change_role, methods=("POST",))
+def change_role(organization_id: str, account_id: str) -> Response:
+    """Give a member another role; back on the organization's page."""
+    result = run_tool(bound={"organization_id": organization_id,
+                             "account_id": account_id}).result
+    return _back_to_organization(result, organization_id)
+
+
+@needs(MANAGE_MEMBERS)
+@human_route(bp, "/organizations/<organization_id>/members/<account_id>/remove",
+             actions.remove_member, methods=("POST",))
+def remove_member(organization_id: str, account_id: str) -> Response:
+    """Take someone out of the organization; back on its page."""
+    result = run_tool(bound={"organization_id": organization_id,
+                             "account_id": account_id}).result
+    return _back_to_organization(result, organization_id)
+
+
+@needs(LEAVE)
+@human_route(bp, "/organizations/<organization_id>/leave", actions.leave_organization,
+             methods=("POST",))
+def leave(organization_id: str) -> Response:
+    """Leave the organization; the dashboard then, which says so (or, for the last owner,
+    why not)."""
+    result = run_tool(bound={"organization_id": organization_id}).result
+    return render_post_result(result, "organizer/dashboard.html", "organizer/dashboard.html",
+                              redirect_to=url_for(".dashboard"),
+                              page_context=lambda: actions.dashboard(get_db(), _context()),
                               values={}, errors={})

@@ -36,10 +36,16 @@ from ..organizers import may
 from ..projections import local_time
 from ..schemas import AcceptInvitationInput
 from ..schemas import AcceptInvitationParams
+from ..schemas import ChangeRoleInput
+from ..schemas import ChangeRoleParams
 from ..schemas import CreateOrganizationInput
 from ..schemas import CreateOrganizationParams
 from ..schemas import InviteMemberInput
 from ..schemas import InviteMemberParams
+from ..schemas import MemberInput
+from ..schemas import MemberParams
+from ..schemas import OrganizationInput
+from ..schemas import OrganizationParams
 from ..schemas import RevokeInvitationInput
 from ..schemas import RevokeInvitationParams
 from ..tokens import hash_token
@@ -84,7 +90,10 @@ def invite_member(db: Storage, params: InviteMemberParams, ctx: ActionContext) -
     assert membership is not None, "the route admits members only"
     if params["role"] == "owner" and not may(membership.role, MANAGE_MEMBERS):
         return conflict(name, _("Only an owner can invite another owner."))
+    # A member is invited again only to own the organization (ownership passes to one who
+    # accepts it); an owner, never.
     if any(member.email == params["email"]
+           and (params["role"] != "owner" or member.role == "owner")
            for member in db.organization_members(membership.organization.id)):
         return conflict(name, _("%(email)s is already in this organization.",
                                 email=params["email"]))
@@ -158,12 +167,62 @@ def accept_invitation(db: Storage, params: AcceptInvitationParams, ctx: ActionCo
             return not_found(name, _("This invitation was just used."))
         db.record_audit(AuditEntry(at=ctx.now, organization_id=accepted.organization_id,
                                    account_id=ctx.account.id, action="accept_invitation",
-                                   target=accepted.role))
+                                   target=accepted.id, detail=accepted.role))
     return ToolResult(
         action=name, status=Status.SUCCESS,
         message=_("Welcome to %(organization)s.", organization=accepted.organization_name),
         data={"invitation": invitation_view(accepted)}, next_action=_("Done."),
         target=accepted.organization_id)
+
+
+LAST_OWNER = _l("An organization needs an owner: invite someone to own it and wait until they "
+                "accept, then try again.")
+
+
+def _changed(db: Storage, ctx: ActionContext, name: str, organization_id: str,
+             account_id: str, role: str | None, done: str) -> ToolResult:
+    """Give a member another role (None: remove them), audited as `name`, or say why not."""
+    assert ctx.account is not None, "the organizer area is for people who signed in"
+    with db.transaction():
+        outcome = db.change_membership(organization_id, account_id, role)
+        if outcome == "not_member":
+            return not_found(name, _("This person is not in the organization."))
+        if outcome == "last_owner":
+            return conflict(name, str(LAST_OWNER))
+        db.record_audit(AuditEntry(at=ctx.now, organization_id=organization_id,
+                                   account_id=ctx.account.id, action=name,
+                                   target=account_id, detail=role))
+    return ToolResult(action=name, status=Status.SUCCESS, message=done,
+                      next_action=_("Done."), target=account_id)
+
+
+@logged_as(_l("Change a member's role"), _l("%(who)s changed a role in an organization"))
+@human_action("change_role", schema=ChangeRoleInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
+def change_role(db: Storage, params: ChangeRoleParams, ctx: ActionContext) -> ToolResult:
+    """Give a member another role (never ownership), keeping an owner."""
+    return _changed(db, ctx, "change_role", params["organization_id"], params["account_id"],
+                    params["role"], _("The role is changed."))
+
+
+@logged_as(_l("Remove a member"), _l("%(who)s removed someone from an organization"))
+@human_action("remove_member", schema=MemberInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
+def remove_member(db: Storage, params: MemberParams, ctx: ActionContext) -> ToolResult:
+    """Take someone out of the organization, keeping an owner."""
+    return _changed(db, ctx, "remove_member", params["organization_id"],
+                    params["account_id"], None, _("They are no longer in the organization."))
+
+
+@logged_as(_l("Leave an organization"), _l("%(who)s left an organization"))
+@human_action("leave_organization", schema=OrganizationInput,
+              answers=(Status.SUCCESS, Status.NOT_FOUND, Status.CONFLICT))
+def leave_organization(db: Storage, params: OrganizationParams, ctx: ActionContext
+                       ) -> ToolResult:
+    """Leave the organization (the last owner cannot: it always has one)."""
+    assert ctx.account is not None, "the organizer area is for people who signed in"
+    return _changed(db, ctx, "leave_organization", params["organization_id"], ctx.account.id,
+                    None, _("You have left the organization."))
 
 
 def invitation_page(db: Storage, token: str, ctx: ActionContext) -> dict[str, Any] | None:
@@ -194,6 +253,7 @@ def organization_view(organization: Organization) -> dict[str, Any]:
 def membership_view(membership: Membership, ctx: ActionContext) -> dict[str, Any]:
     """A membership as the organizer pages show it: the organization, the role and its name."""
     return {"organization": organization_view(membership.organization),
+            "accountId": membership.account_id,
             "role": membership.role, "roleName": ROLE_NAMES[membership.role],
             "since": local_time(membership.since, ctx.timezone), "email": membership.email}
 
@@ -218,6 +278,7 @@ def organization_overview(db: Storage, membership: Membership, ctx: ActionContex
                    if may(membership.role, INVITE) else None)
     return {"membership": membership_view(membership, ctx),
             "members": [membership_view(member, ctx) for member in members],
+            "manages_members": may(membership.role, MANAGE_MEMBERS),
             "invitations": None if invitations is None else [
                 {**invitation_view(invitation),
                  "expiresAt": local_time(invitation.expires_at, ctx.timezone)}
@@ -233,5 +294,6 @@ def audit_view(entry: AuditEntry, emails: dict[str, str | None], ctx: ActionCont
     who = emails.get(entry.account_id)
     return {"at": local_time(entry.at, ctx.timezone),
             "who": who if who else _("a former member"),
+            "role": ROLE_NAMES[entry.detail] if entry.detail in ROLE_NAMES else "",
             "sentence": AUDIT_WORDS[entry.action],
             "eventId": entry.event_id, "target": entry.target}
