@@ -67,7 +67,9 @@ def search_and_look(tab: Tab) -> Iterator[str]:
     yield "a refused search"
     tab.open("/events")
     yield "the events list"
-    tab.page.get_by_role("radio").first.check()
+    # People open an event's page from its card; the preview pane shows an agent's choice.
+    first = tab.page.locator("#get_event_details input[name=event_id]").first
+    tab.result(tab.call("get_event_details", {"event_id": first.get_attribute("value")}))
     tab.page.locator("#preview h2").wait_for()
     yield "a preview"
     tab.page.get_by_role("link", name=tab.text("Next"), exact=True).click()

@@ -230,21 +230,6 @@ def test_paging_starts_the_list_at_its_top_and_says_where_it_is(js_tab):
     assert page.evaluate("document.querySelector('#results').getBoundingClientRect().top") <= 1
 
 
-def test_choosing_an_event_brings_its_preview_into_view_on_a_phone(js_tab):
-    page = js_tab.page
-    page.set_viewport_size({"width": 390, "height": 844})
-    js_tab.open("/events")
-    radios = page.get_by_role("radio")
-    radios.nth(radios.count() - 1).check()
-    page.locator("#preview h2").wait_for()
-    page.wait_for_function(
-        "() => { const box = document.querySelector('#preview').getBoundingClientRect();"
-        " return box.top >= -1 && box.top < innerHeight; }")
-    title = page.locator(".event-card .event-title a").first
-    assert title.get_attribute("href").endswith("/events/" + radios.first.get_attribute("value"))
-    assert not page.get_by_role("button", name=js_tab.text("Show details")).is_visible()
-
-
 def test_register_is_on_a_phones_first_screen(tab):
     tab.page.set_viewport_size({"width": 390, "height": 844})
     tab.open(f"/events/{ROOMY_EVENT}")
