@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Locator
+from playwright.sync_api import Route
 from playwright.sync_api import expect
 
 from .visit import Tab
@@ -52,3 +53,18 @@ def test_a_person_cancels_from_a_row(tab):
               tab.ask("/registrations/plans")["data"]["registrations"]}
     assert (states[kept], states[cancelled]) == ("active", "cancelled")
 
+
+def test_a_rows_button_waits_while_its_review_is_on_its_way(js_tab):
+    """Disabled from the press until the answer (htmx's hx-disable), so a second press
+    prepares no second review."""
+    (_, title), _ = registered_twice(js_tab).items()
+    js_tab.open("/registrations")
+    held: list[Route] = []
+    js_tab.page.route("**/registrations/cancellation", lambda route: held.append(route))
+    button = row(js_tab, title).get_by_role("button", name=js_tab.text("Cancel registration"))
+    button.click()
+    expect(button).to_be_disabled()
+    assert len(held) == 1
+    held[0].continue_()
+    expect(js_tab.page.get_by_role("dialog")).to_contain_text(title)
+    expect(button).to_be_enabled()
