@@ -72,7 +72,8 @@ def break_template(root: Path, name: str, old: str, new: str) -> None:
 @pytest.mark.parametrize(("template", "old", "new", "codes", "reported_in"), [
     # the results list writes its radios by hand, under a name the schema does not know
     ("events/_event_list.html",
-     "{{ radio(control, option, href=url_for('events.detail', event_id=event.id)) }}",
+     "{{ radio(control, option, href=url_for('events.detail', event_id=event.id),"
+     " agents_only=true) }}",
      '<label><input type="radio" name="event" value="{{ option.value }}">{{ option.label }}'
      "</label>", {"WMCP014"}, "events/_event_list.html"),
     # a second, empty search form: twice on the page, and the one in the partial drifts

@@ -22,8 +22,6 @@
  * - Clean addresses: a search leaves out the filters left blank (the server reads a blank as
  *   "not given"), so the address it pushes is ?query=python, not every empty filter.
  * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
- * - A chosen event's preview is brought into view when it is off screen (below the list on
- *   a phone).
  *
  * - Copying in one tap (`button[data-copy]`: an event's link, an agent's access token and
  *   configuration, a calendar address): the button copies the text of the element it names
@@ -143,13 +141,6 @@
     }
   }
 
-  function intoView(element) {
-    var box = element.getBoundingClientRect();
-    if (box.top < 0 || box.top > window.innerHeight - 80) {
-      element.scrollIntoView({ block: "start" });
-    }
-  }
-
   document.addEventListener("htmx:before:request", function (event) {
     var line = status(formOf(event));
     if (line) { line.textContent = line.getAttribute("data-waiting"); }
@@ -160,10 +151,6 @@
     if (source && source.closest && source.closest(".pager")) { afterPaging(); return; }
     var form = formOf(event);
     if (!form) { return; }
-    if (form.matches(".details-form")) {
-      var preview = document.getElementById("preview");
-      if (preview) { intoView(preview); }
-    }
     syncInvalid(document);
     var bad = firstInvalid(form);
     // Only after a submit: active search must not pull the caret out of the box being typed in.

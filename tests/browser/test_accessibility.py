@@ -25,6 +25,9 @@ from .visit import Tab
 
 pytestmark = pytest.mark.browser
 
+# A row of the active registrations on My registrations (the list the cancellation tool holds).
+ACTIVE_ROW = "#prepare_registration_cancellation .registration-card"
+
 EVENT = "evt-webmcp-spec-reading"  # 200 seats
 EVENT_TITLE = "Reading the WebMCP Draft Together"
 SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800},
@@ -52,8 +55,8 @@ def register_and_review(tab: Tab) -> Iterator[str]:
               then_shows=tab.text("You are registered: one seat is yours."))
     yield "the confirmation"
     tab.open("/registrations")
-    tab.page.get_by_role("radio", name=EVENT_TITLE).check()
-    tab.page.get_by_role("button", name=tab.text("Cancel the chosen registration…")).click()
+    tab.page.locator(ACTIVE_ROW, has_text=EVENT_TITLE).get_by_role(
+        "button", name=tab.text("Cancel registration")).click()
     tab.page.get_by_role("dialog").wait_for()
     yield "the cancel dialog"
     tab.open("/registrations")
@@ -67,7 +70,9 @@ def search_and_look(tab: Tab) -> Iterator[str]:
     yield "a refused search"
     tab.open("/events")
     yield "the events list"
-    tab.page.get_by_role("radio").first.check()
+    # People open an event's page from its card; the preview pane shows an agent's choice.
+    first = tab.page.locator("#get_event_details input[name=event_id]").first
+    tab.result(tab.call("get_event_details", {"event_id": first.get_attribute("value")}))
     tab.page.locator("#preview h2").wait_for()
     yield "a preview"
     tab.page.get_by_role("link", name=tab.text("Next"), exact=True).click()

@@ -118,7 +118,7 @@ def test_an_agents_choice_does_not_also_show_the_event(js_tab):
     js_tab.page.clock.install()
     js_tab.open("/events")
     fetches = Fetches(js_tab.page)
-    listed = js_tab.page.locator("#results").get_by_role("radio").last.get_attribute("value")
+    listed = js_tab.page.locator("#results input[name=event_id]").last.get_attribute("value")
     js_tab.call("get_event_details", {"event_id": listed})
     assert fetches.settled() == ["/en/events/details"]
 
@@ -160,8 +160,8 @@ def test_people_still_get_active_search(js_tab):
     js_tab.open("/events")
     js_tab.page.get_by_label("Keywords").press_sequentially("kubernetes")
     js_tab.page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
-    radios = js_tab.page.get_by_role("radio")
-    assert [radios.nth(0).get_attribute("value"), radios.count()] == [LATER_EVENT, 1]
+    choices = js_tab.page.locator("#results input[name=event_id]")
+    assert [choices.nth(0).get_attribute("value"), choices.count()] == [LATER_EVENT, 1]
 
 
 # The input and change events of tool forms, as the browser dispatched them (on window, before
@@ -191,19 +191,20 @@ def test_a_persons_fill_reaches_every_listener_once_as_it_happened(js_tab):
     """What the bridge holds back from a person for a task reaches the page's other listeners
     after it, each event once (not the person's and then the copy), with what the browser said
     of it (which key, which kind of input). The test waits on what htmx does with the events
-    (the results of the words typed, then the preview of the event chosen): by then every copy
+    (the results of the words typed, then the search of the place chosen): by then every copy
     has been dispatched."""
     page = js_tab.page
     page.add_init_script(NOTE_EVENTS)
     js_tab.open("/events")
     page.get_by_label("Keywords").press_sequentially("kubernetes")
     page.locator("#results").get_by_text("Found 1 upcoming event").wait_for()
-    page.locator("#results").get_by_role("radio").check()  # leaving the keywords: their change
-    page.locator("#preview").get_by_text("Kubernetes in Production").first.wait_for()
+    page.get_by_label("Location").focus()  # leaving the keywords: their change
+    page.keyboard.press("ArrowDown")  # a choice from the keyboard: the first place
+    page.wait_for_url("**/events?query=kubernetes&location=taipei")
     dispatched = page.evaluate("window.dispatched")
     assert [(e["type"], e["control"], e["data"]) for e in dispatched] == [
         *[("input", "query", letter) for letter in "kubernetes"],
-        ("change", "query", None), ("input", "event_id", None), ("change", "event_id", None)]
+        ("change", "query", None), ("input", "location", None), ("change", "location", None)]
     assert page.evaluate("window.delivered") == dispatched
 
 

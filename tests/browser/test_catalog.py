@@ -63,11 +63,11 @@ def test_choosing_an_event_offers_save_event_for_it(tab):
     assert set(tab.agent.tools()) == expected
 
 
-def test_a_person_choosing_an_event_also_gets_save_event(js_tab):
-    js_tab.open("/events")
-    js_tab.page.get_by_role("radio", name="WebMCP Intro Workshop").check()
-    js_tab.page.locator("#preview").get_by_text("WebMCP Intro Workshop").wait_for()
-    assert set(js_tab.agent.tools()) == {"search_events", "get_event_details", "save_event"}
+def test_a_person_opening_an_event_from_its_card_also_gets_save_event(tab):
+    tab.open("/events")
+    tab.page.locator(".event-card", has_text="WebMCP Intro Workshop").click()
+    tab.page.wait_for_url(f"**/events/{OPEN_EVENT}")
+    assert set(tab.agent.tools()) == {"get_event_details", "save_event"}
 
 
 def test_the_registration_review_adds_no_tool(tab):
