@@ -4,6 +4,7 @@ declined or out of time, on the pages in both languages and in the mail."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime
 from datetime import timedelta
@@ -283,6 +284,25 @@ def test_released_held_seats_and_a_raised_capacity_are_offered(app, clock):
     add(app, small_event(clock(), capacity=SEATS + 1, held=SEATS - 1))  # one seat more
     second.get("/en/registrations")
     assert [state for _, state in waitlist_rows(app)] == ["offered", "offered", "waiting"]
+
+
+@pytest.mark.both_backends
+def test_an_import_that_releases_a_held_seat_offers_it_at_once(app, clock, runner, tmp_path):
+    add(app, small_event(clock(), held=SEATS))
+    waiting = Visitor(app)
+    join(waiting)
+    event = small_event(clock(), held=SEATS - 1)
+    released = tmp_path / "events.json"
+    released.write_text(json.dumps({"events": [{
+        "id": SMALL, "title": event.title, "summary": event.summary, "location": "taipei",
+        "venue": "Hall", "price": "free", "level": "beginner", "capacity": SEATS,
+        "heldSeats": SEATS - 1, "waitlist": True, "startsAt": event.starts_at.isoformat(),
+        "endsAt": event.ends_at.isoformat(),
+        "registrationDeadline": event.registration_deadline.isoformat()}]}))
+    imported = runner.invoke(args=["import-events", str(released)])
+    assert "1 seat(s) offered from waitlists." in imported.output, imported.output
+    assert [state for _, state in places(waiting)] == ["offered"]
+    assert [mail[0] for mail in offered_mail(app)] == [waiting.email]
 
 
 # -- pages ----------------------------------------------------------------------------------
