@@ -181,6 +181,7 @@ def test_people_join_in_line_and_the_seats_stay_full(app, small):
     assert first.seats(SMALL) == 0
     again, token, _ = prepare_joining(first)
     assert again["status"] == "conflict" and "already on the waitlist" in again["message"]
+    assert "already on the waitlist" in again["nextAction"]
 
 
 # -- offers ---------------------------------------------------------------------------------

@@ -152,7 +152,7 @@ def own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
 
 
 def spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
-                      ) -> ToolResult | None:
+                     ) -> ToolResult | None:
     """The conflict refusing a confirmation already used or out of time, else None."""
     if confirmation.used_at is not None:
         return conflict(name, _("This confirmation was already used."))
@@ -233,7 +233,8 @@ def _hold_joining(db: Storage, ctx: ActionContext, name: str, event: Event,
     assert ctx.visitor_id is not None, "waiting needs a visitor"
     if db.live_waitlist_entry(ctx.visitor_id, event.id):
         return conflict(name, _("You are already on the waitlist of this event."),
-                        next_action=already_registered(ctx.pages))
+                        next_action=_("Tell the user they are already on the waitlist; their "
+                                      "place is listed under My registrations. Do not retry."))
     payload = {"attendeeName": entered["attendee_name"], "email": entered["email"],
                "waitlist": True}
     return _await_person(
