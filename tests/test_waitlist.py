@@ -149,6 +149,7 @@ def test_an_agent_preparing_on_a_full_event_is_told_plainly_it_is_the_waitlist(a
     assert attribute(form, "action").endswith("/registrations/waitlist")
     assert form.get("toolname") is None  # a person's step: no tool
     assert "Join the waitlist" in form.get_text()
+    assert "Press “Join the waitlist” within 5 minutes" in one(soup, ".review-expiry").get_text()
 
 
 def test_a_full_event_without_a_waitlist_still_refuses(app, clock):
