@@ -19,6 +19,8 @@ from helpers import attribute
 from helpers import one
 from helpers import query_database
 from helpers import the_jsonld
+from mcp_helpers import McpClient
+from mcp_helpers import connect_agent
 
 from webapp.domain.waitlist import offer_ends_at
 from webapp.mail.message import build_message
@@ -150,6 +152,24 @@ def test_an_agent_preparing_on_a_full_event_is_told_plainly_it_is_the_waitlist(a
     assert form.get("toolname") is None  # a person's step: no tool
     assert "Join the waitlist" in form.get_text()
     assert "Press “Join the waitlist” within 5 minutes" in one(soup, ".review-expiry").get_text()
+
+
+def test_an_mcp_agent_hears_it_is_the_waitlist_and_the_person_joins_on_the_review_page(
+        app, small, visitor):
+    fill(app)
+    agent = McpClient(app.test_client(), "modern", connect_agent(visitor))
+    result = agent.call("prepare_event_registration",
+                        {"event_id": SMALL, "attendee_name": "Wen Chen", "email": visitor.email})
+    envelope = result["structuredContent"]
+    assert envelope["status"] == "confirmation_required" and "not a seat" in envelope["message"]
+    page = BeautifulSoup(visitor.get("/en/registrations/pending").data, "html.parser")
+    assert "Join the waitlist of this event?" in page.get_text()
+    form = one(page, "form.confirm-form")
+    assert attribute(form, "action").endswith("/registrations/waitlist")
+    token = attribute(one(form, "input[name=confirmation_token]"), "value")
+    joined = visitor.post_json("/registrations/waitlist", {"confirmation_token": token})
+    assert joined.status_code == 201 and places(visitor) and waitlist_rows(app) == [
+        (visitor.email, "waiting")]
 
 
 def test_a_full_event_without_a_waitlist_still_refuses(app, clock):
