@@ -11,11 +11,13 @@ SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ## delivery loop beside it (no mail server needed: each mail becomes instance/mail/<id>.eml)
 # Ctrl-C reaches both (one process group); when gunicorn ends for any reason the loop is told
 # to stop too (SIGTERM: it finishes the mail it is sending) and waited for. Reminders of
-# tomorrow's events are queued every hour (`mail remind`; cron does it in production).
+# tomorrow's events are queued every hour (`mail remind`; cron does it in production), and
+# waitlist offers whose hold ran out are passed on every five minutes (`waitlist pass-on`).
 run: install static
 	@$(BIN)/flask --app webapp mail run & mail=$$!; \
 	( while :; do $(BIN)/flask --app webapp mail remind; sleep 3600; done ) & remind=$$!; \
-	trap 'kill -TERM $$mail $$remind 2>/dev/null; wait $$mail' EXIT; \
+	( while :; do $(BIN)/flask --app webapp waitlist pass-on; sleep 300; done ) & passon=$$!; \
+	trap 'kill -TERM $$mail $$remind $$passon 2>/dev/null; wait $$mail' EXIT; \
 	$(BIN)/gunicorn
 
 ## Install everything (Chromium, Lighthouse, nginx, PostgreSQL and Redis included), lint,

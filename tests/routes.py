@@ -29,6 +29,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "event_id": "evt-agent-testing",
     "registration_id": "reg-aaaaaaaaaaaa",
     "connection_id": "agt-aaaaaaaaaaaa",
+    "entry_id": "wait-aaaaaaaaaaaa",
     "attendee_name": "Ann",
     "email": "a@example.com",
     "confirmation_token": "whatever",

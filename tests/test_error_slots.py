@@ -36,7 +36,8 @@ EVENT = "evt-webmcp-intro"
 BIG = "x" * 70_000  # over MAX_CONTENT_LENGTH
 # A value for the arguments in the routes' addresses (the requests are refused before any
 # action reads them; an argument not named here gets ANY_VALUE).
-ADDRESS_VALUES = {"event_id": EVENT, "registration_id": "reg-aaaaaaaaaaaa"}
+ADDRESS_VALUES = {"event_id": EVENT, "registration_id": "reg-aaaaaaaaaaaa",
+                  "entry_id": "wait-aaaaaaaaaaaa"}
 ANY_VALUE = "nothing-here"
 
 

@@ -31,6 +31,8 @@ from webapp.storage import Event
 from webapp.storage import EventQuery
 from webapp.storage import Registration
 from webapp.storage import Storage
+from webapp.storage import StorageError
+from webapp.storage import WaitlistEntry
 from webapp.storage import postgres
 from webapp.storage import postings
 from webapp.storage.backends import Backend
@@ -203,8 +205,6 @@ def test_cancelling_at_once_frees_exactly_one_seat(backend):
 
 
 def test_one_active_registration_per_visitor_and_event(backend):
-    from webapp.storage import StorageError
-
     with opened(backend) as storage:
         someone = visitor(storage, 1)
         storage.create_registration(registration(someone, 1))
@@ -223,6 +223,92 @@ def test_an_email_address_is_registered_in_any_case_until_cancelled(backend):
         assert storage.email_registered(EVENT.id, "p2@example.com") is False
         storage.cancel_registration("reg-1", NOW)
         assert storage.email_registered(EVENT.id, "p1@example.com") is False
+
+
+def waiter(storage: Storage, number: int) -> WaitlistEntry:
+    """Visitor `number` at the end of EVENT's line."""
+    entry = WaitlistEntry(id=f"wait-{number:08}", event_id=EVENT.id,
+                          visitor_id=visitor(storage, number), attendee_name=f"Person {number}",
+                          email=f"p{number}@example.com", state="waiting",
+                          joined_at=NOW + timedelta(seconds=number), event_title=EVENT.title,
+                          event_starts_at=EVENT.starts_at, language="en")
+    storage.join_waitlist(entry)
+    return entry
+
+
+def state_of(storage: Storage, entry_id: str) -> tuple[str, int | None]:
+    """A place's state and position (while waiting)."""
+    entry = storage.waitlist_entry(entry_id)
+    assert entry is not None
+    return entry.state, entry.position
+
+
+def fill(storage: Storage) -> None:
+    """EVENT's free seats all registered (visitors 100 and on)."""
+    for number in range(100, 100 + EVENT.capacity - EVENT.held_seats):
+        storage.create_registration(registration(visitor(storage, number), number))
+
+
+def test_the_waitlist_keeps_its_order_and_counts_as_taken_seats(backend):
+    with opened(backend) as storage:
+        fill(storage)
+        first, second = waiter(storage, 1), waiter(storage, 2)
+        found = storage.live_waitlist_entry(second.visitor_id, EVENT.id)
+        assert found == replace(second, position=2)
+        assert [e.position for e in storage.visitor_waitlist(first.visitor_id)] == [1]
+        with pytest.raises(StorageError):  # one place in line per visitor and event
+            storage.join_waitlist(replace(first, id="wait-again-1"))
+        assert seats_taken(storage) == EVENT.capacity + 2  # the waiting claim the next seats
+        assert storage.availability([EVENT.id])[EVENT.id].seats_taken == EVENT.capacity + 2
+        assert storage.events_waited_for(NOW) == [EVENT.id]
+        assert storage.events_waited_for(EVENT.starts_at) == []
+
+
+def test_passing_on_offers_only_free_seats_in_line_and_expires_ended_offers(backend):
+    hold = NOW + timedelta(hours=24)
+    with opened(backend) as storage:
+        fill(storage)
+        first, second, third = (waiter(storage, number) for number in (1, 2, 3))
+        with storage.transaction():
+            assert storage.pass_on_seats(EVENT.id, NOW, hold) == []  # no seat is free
+        storage.cancel_registration("reg-100", NOW)
+        storage.cancel_registration("reg-101", NOW)
+        with storage.transaction():
+            offered = storage.pass_on_seats(EVENT.id, NOW, hold)
+        assert [(e.id, e.state, e.offer_ends_at) for e in offered] == [
+            (first.id, "offered", hold), (second.id, "offered", hold)]
+        assert state_of(storage, third.id) == ("waiting", 1)
+        assert storage.end_waitlist_entry(first.id, "declined", NOW) is True
+        assert storage.end_waitlist_entry(first.id, "declined", NOW) is False
+        with storage.transaction():
+            assert [e.id for e in storage.pass_on_seats(EVENT.id, hold, None)] == []
+        # Out of time, the second offer expired (registration closed: None, nothing offered).
+        assert state_of(storage, second.id) == ("expired", None)
+        assert state_of(storage, third.id) == ("waiting", 1)
+        with storage.transaction():
+            later = storage.pass_on_seats(EVENT.id, hold, hold + timedelta(hours=1))
+        assert [e.id for e in later] == [third.id]
+
+
+def test_passing_on_at_once_offers_each_seat_once(backend):
+    with opened(backend) as storage:
+        fill(storage)
+        for number in range(1, 6):
+            waiter(storage, number)
+        for number in (100, 101, 102):
+            storage.cancel_registration(f"reg-{number}", NOW)
+
+    def pass_on(storage: Storage) -> int:
+        with storage.transaction():
+            storage.get_event(EVENT.id, for_update=True)
+            return len(storage.pass_on_seats(EVENT.id, NOW, NOW + timedelta(hours=1)))
+
+    offered = race(backend, pass_on)
+    assert sum(offered) == 3
+    with opened(backend) as storage:
+        assert seats_taken(storage) == EVENT.capacity + 2
+        states = [state_of(storage, f"wait-{number:08}")[0] for number in range(1, 6)]
+        assert states == ["offered"] * 3 + ["waiting"] * 2
 
 
 def test_a_failed_transaction_changes_nothing(backend):

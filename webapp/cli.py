@@ -1,6 +1,6 @@
 """The site's data commands: `flask --app webapp init-db | import-events | generate-events |
-prune`; the mail group is `mail.commands`, with `mail remind` added here (it needs the domain
-and the site's addresses); the toolkit adds `flask webmcp lint | manifest`."""
+prune | waitlist pass-on`; the mail group is `mail.commands`, with `mail remind` added here (it
+needs the domain and the site's addresses); the toolkit adds `flask webmcp lint | manifest`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from .datasets.importer import ImportProblem
 from .datasets.importer import read_events
 from .datasets.synthetic import generate_events
 from .domain.registration_mail import queue_reminders
+from .domain.waitlist import pass_on
+from .domain.waitlist import pass_on_everywhere
 from .mail.commands import mail_group
+from .storage import Event
 from .storage import StorageError
 from .storage.backends import UnservableDatabase
 from .storage.backends import backend_for
@@ -61,10 +64,21 @@ def import_events_command(file: Path) -> None:
                                    ) from None
     try:
         count = get_db().import_events(events)
+        offered = _pass_on_seats_of(events)
     except StorageError as error:
         raise click.ClickException(f"nothing imported: the database failed ({error.__cause__})"
                                    ) from None
-    click.echo(f"Imported {count} event(s) from {file}.")
+    click.echo(f"Imported {count} event(s) from {file}."
+               + (f" {offered} seat(s) offered from waitlists." if offered else ""))
+
+
+def _pass_on_seats_of(events: list[Event]) -> int:
+    """Offer the seats an import freed (a raised capacity, released held seats) to the people
+    waiting for them; how many offers were made."""
+    db = get_db()
+    with current_app.test_request_context(base_url=current_app.config.get("SITE_URL")):
+        ctx = action_context(None, source="system")
+        return sum(len(pass_on(db, event.id, ctx)) for event in events if event.waitlist)
 
 
 @click.command("generate-events")
@@ -143,8 +157,26 @@ def remind_command() -> None:
     click.echo(f"{queued} reminder(s) queued.")
 
 
+@click.group("waitlist")
+def waitlist_group() -> None:
+    """Pass on the seats waitlists offer."""
+
+
+@waitlist_group.command("pass-on")
+@with_appcontext
+def pass_on_command() -> None:
+    """Expire the waitlist offers whose hold ran out and offer every free seat to the next
+    person waiting, mailing each offer (every few minutes: cron, or `make run`; running it
+    again changes nothing, and the site passes seats on as it goes without it)."""
+    prepare_database()
+    # The mail's addresses are made as a request's would be: on SITE_URL when it is set.
+    with current_app.test_request_context(base_url=current_app.config.get("SITE_URL")):
+        offered = pass_on_everywhere(get_db(), action_context(None, source="system"))
+    click.echo(f"{offered} seat(s) offered from waitlists.")
+
+
 def init_app(app: Flask) -> None:
     """Register the commands, and the mail group (`mail.commands`)."""
     for command in (init_db_command, import_events_command, generate_events_command,
-                    prune_command, mail_group):
+                    prune_command, waitlist_group, mail_group):
         app.cli.add_command(command)

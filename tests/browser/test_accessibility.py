@@ -1,6 +1,7 @@
 """axe-core finds nothing in the states people reach, at desktop and phone sizes: a refused
 search, the lists, a preview, the event page, a refused form, the review, the confirmation,
-the modal cancel dialog, the calendar address; a mail's manage link, signing in (the page, a
+the modal cancel dialog, the calendar address; a full event's waitlist (its page, the review of
+joining, joined, the place on My registrations); a mail's manage link, signing in (the page, a
 refused address, a link sent, the link's page, signed in, the account page, a link that no
 longer works).
 
@@ -30,6 +31,7 @@ ACTIVE_ROW = "#prepare_registration_cancellation .registration-card"
 
 EVENT = "evt-webmcp-spec-reading"  # 200 seats
 EVENT_TITLE = "Reading the WebMCP Draft Together"
+WAITLIST_EVENT = "evt-python-study-taichung"  # full (every seat held), its waitlist on
 SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800},
                                   "phone": {"width": 390, "height": 844}}
 AXE = Axe()
@@ -62,6 +64,23 @@ def register_and_review(tab: Tab) -> Iterator[str]:
     tab.open("/registrations")
     tab.press(tab.text("Make a calendar address"), then_shows=tab.text("Private calendar address"))
     yield "the calendar address"
+
+
+def join_the_waitlist(tab: Tab) -> Iterator[str]:
+    tab.open(f"/events/{WAITLIST_EVENT}")
+    tab.page.get_by_role("link", name=tab.text("Join the waitlist")).wait_for()
+    yield "a full event with a waitlist"
+    tab.open(f"/events/{WAITLIST_EVENT}/register")
+    tab.page.get_by_label(tab.text("Attendee name")).fill("Ann Lee")
+    tab.page.get_by_label(tab.text("E-mail")).fill(unique_email())
+    tab.press(tab.text("Next: check your details"),
+              then_shows=tab.text("Check and join the waitlist"))
+    yield "the review of joining"
+    tab.press(tab.text("Join the waitlist"), then_shows=tab.text("All my registrations"))
+    yield "joined"
+    tab.open("/registrations")
+    tab.page.get_by_role("button", name=tab.text("Leave the waitlist")).wait_for()
+    yield "the place in line"
 
 
 def search_and_look(tab: Tab) -> Iterator[str]:
@@ -113,8 +132,9 @@ def sign_in(tab: Tab) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("walk", [search_and_look, register_and_review, sign_in],
-                         ids=["finding", "registering", "signing in"])
+@pytest.mark.parametrize("walk", [search_and_look, register_and_review, join_the_waitlist,
+                                  sign_in],
+                         ids=["finding", "registering", "waiting", "signing in"])
 def test_axe_finds_nothing(js_tab: Tab, size: str, walk: Callable[[Tab], Iterator[str]]):
     js_tab.page.set_viewport_size(SIZES[size])
     found = {state: violations(js_tab) for state in walk(js_tab)}

@@ -81,6 +81,9 @@ class EventImportSchema(Schema):
     capacity = fields.Integer(required=True, validate=validate.Range(min=0, max=1_000_000))
     held_seats = fields.Integer(data_key="heldSeats", load_default=0,
                                 validate=validate.Range(min=0))
+    # Whether a full event lets people wait for a seat that frees (organizers will say so;
+    # until they exist, the data does).
+    waitlist = fields.Boolean(load_default=False)
     starts_at = fields.AwareDateTime(data_key="startsAt")
     ends_at = fields.AwareDateTime(data_key="endsAt")
     registration_deadline = fields.AwareDateTime(data_key="registrationDeadline")

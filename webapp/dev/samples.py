@@ -71,6 +71,7 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         _find(visit)
         ids = _register_and_cancel(visit)
         ids |= _wait_for_the_person(visit, ids)
+        ids |= _join_a_waitlist(visit, ids)
         _sign_an_agent_in(visit, ids)
         _visit_the_other_routes(visit, ids)
         _run_an_organization(visit)
@@ -83,6 +84,7 @@ def _queued_mail(sandbox: Flask, prefix: str) -> list[RenderedPage]:
     (checked as if shown at its home page: a mail has no address of its own)."""
     from ..mail.kinds import REGISTRATION_CONFIRMED
     from ..mail.kinds import REGISTRATION_REMINDER
+    from ..mail.kinds import WAITLIST_OFFER
     from ..mail.kinds import kind_named
     from ..mail.message import build_message
     from ..storage.connection import get_db
@@ -94,7 +96,11 @@ def _queued_mail(sandbox: Flask, prefix: str) -> list[RenderedPage]:
     # the confirmation says: it is rendered from the confirmation's payload.
     reminders = [replace(mail, kind=REGISTRATION_REMINDER.name) for mail in queued
                  if mail.kind == REGISTRATION_CONFIRMED.name]
-    for mail in queued + reminders:
+    # So does a waitlist's offer (a seat frees in no walk), with when its hold ends.
+    offers = [replace(mail, kind=WAITLIST_OFFER.name, payload={
+        **mail.payload, "entryId": "wait-sample-entry", "acceptUrl": mail.payload["manageUrl"],
+        "offerEndsAt": mail.payload["event"]["startsAt"]}) for mail in reminders[:1]]
+    for mail in queued + reminders + offers:
         body = build_message(mail, now).get_body(preferencelist=("html",))
         assert isinstance(body, EmailMessage)  # a mail's HTML part is one
         pages.append(RenderedPage(url=f"{prefix}/", rule=None, html=body.get_content(),
@@ -181,6 +187,32 @@ def _wait_for_the_person(visit: LanguageRecorder, ids: dict[str, str]) -> dict[s
     visit.post(f"/agents/{connection}/disconnect", data={"csrf_token": csrf},
                follow_redirects=True)
     return {"connection_id": connection}
+
+
+def _join_a_waitlist(visit: LanguageRecorder, ids: dict[str, str]) -> dict[str, str]:
+    """A full event whose waitlist is on: its page, the form that joins, the review of joining
+    and the place on My registrations and the review page (none when the data has no such
+    event)."""
+    csrf = ids["csrf_token"]
+    events = visit.get("/events", headers=JSON).get_json()["data"]["events"]
+    for event in (event for event in events if event["state"] == "full"):
+        register = f"/events/{event['id']}/register"
+        if 'toolname="prepare_event_registration"' in visit.get(register).get_data(as_text=True):
+            break
+    else:
+        return {}
+    visit.get(f"/events/{event['id']}")
+    review = visit.post(register, headers=HTMX, data={
+        "csrf_token": csrf, "attendee_name": "Ann Lee", "email": "ann@example.com"})
+    token = _field_value(TOKEN_FIELD, review.get_data(as_text=True))
+    visit.post("/registrations/waitlist", headers=HTMX,
+               data={"csrf_token": csrf, "confirmation_token": token})
+    visit.get(f"/events/{event['id']}")
+    visit.get(register)
+    visit.get("/registrations/pending")
+    listed = visit.get("/registrations").get_data(as_text=True)
+    return {"entry_id": _field_value(re.compile(r"/registrations/waitlist/(wait-[^/]+)/"),
+                                     listed)}
 
 
 def _sign_an_agent_in(visit: LanguageRecorder, ids: dict[str, str]) -> None:

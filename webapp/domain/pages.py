@@ -40,6 +40,11 @@ class Pages(Protocol):
         pages, else full)."""
         ...
 
+    def registrations_address(self, language: str) -> str:
+        """The absolute address of the visitor's registrations in `language` (a mail is read
+        in it)."""
+        ...
+
     def pending_review(self) -> str:
         """The absolute address where a person confirms what waits for them (registrations
         and cancellations prepared anywhere), in the language their browser chooses."""

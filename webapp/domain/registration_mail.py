@@ -1,12 +1,12 @@
 """The mail a registration sends: "registered" when a person confirms one, "cancelled" when
-they cancel it, each queued in the transaction that makes the change (`Storage.queue_mail`),
-so the mail is kept exactly when the change is.
+they cancel it, "a seat is yours" when the waitlist offers one, each queued in the transaction
+that makes the change (`Storage.queue_mail`), so the mail is kept exactly when the change is.
 
 The payload holds everything the mail shows, as it was when the change was made: the delivery
 loop looks nothing up, and a template fixed later still reaches mail waiting to be sent. Times
 are ISO 8601 in the site's zone, with the zone's name beside them; the templates write them
-in the person's language. A dedupe key per registration and kind: however often a request is
-retried, one mail of each.
+in the person's language. A dedupe key per registration (or place on a waitlist) and kind:
+however often a request is retried, one mail of each.
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from typing import Any
 from ..mail.kinds import REGISTRATION_CANCELLED
 from ..mail.kinds import REGISTRATION_CONFIRMED
 from ..mail.kinds import REGISTRATION_REMINDER
+from ..mail.kinds import WAITLIST_OFFER
 from ..storage import Event
 from ..storage import Registration
 from ..storage import Storage
+from ..storage import WaitlistEntry
 from .actions import ActionContext
 from .projections import event_details
+from .projections import local_time
 
 # A reminder goes out the day before: within this time of the event's start.
 REMINDED_AHEAD = timedelta(days=1)
@@ -65,6 +68,20 @@ def queue_registration_cancelled(db: Storage, registration: Registration, event:
     payload = registration_facts(registration, event, ctx, ctx.language)
     return db.queue_mail(f"registration-cancelled:{registration.id}", registration.email,
                          REGISTRATION_CANCELLED.name, ctx.language, payload, ctx.now)
+
+
+def queue_waitlist_offer(db: Storage, entry: WaitlistEntry, event: Event, ctx: ActionContext
+                         ) -> bool:
+    """Queue the "a seat is yours if you want it" mail of an offer from the waitlist, in the
+    language the person joined in, with when the hold ends and where to accept it; call it
+    inside the transaction that makes the offer. An entry is offered once, so mailed once."""
+    assert entry.offer_ends_at is not None, "only an offer is mailed"
+    payload = {"entryId": entry.id, "attendeeName": entry.attendee_name,
+               "offerEndsAt": local_time(entry.offer_ends_at, ctx.timezone),
+               "acceptUrl": ctx.pages.registrations_address(entry.language),
+               "event": event_facts(event, ctx)}
+    return db.queue_mail(f"waitlist-offer:{entry.id}", entry.email, WAITLIST_OFFER.name,
+                         entry.language, payload, ctx.now)
 
 
 def queue_reminders(db: Storage, ctx: ActionContext) -> int:

@@ -339,6 +339,24 @@ class ConfirmCancellationParams(ConfirmParams):
     registration_id: str
 
 
+# A place on an event's waitlist (what accepting or leaving it names).
+WAITLIST_ENTRY_SHAPE = r"wait-[A-Za-z0-9_\-]{8,64}"
+
+
+class WaitlistEntryInput(ToolInput):
+    """Accepting a seat offered from the waitlist, or leaving it: the place its address
+    names (a person's action: only their own place)."""
+
+    entry_id = fields.String(required=True, validate=WholeMatch(
+        f"^{WAITLIST_ENTRY_SHAPE}$", error=_l("Not a valid place on a waitlist.")))
+
+
+class WaitlistEntryParams(TypedDict):
+    """What `WaitlistEntryInput` loads."""
+
+    entry_id: str
+
+
 class ConnectAgentInput(ToolInput):
     """Connecting an agent (a person's action): a name to know it by on the page."""
 

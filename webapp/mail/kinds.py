@@ -82,6 +82,14 @@ REGISTRATION_REMINDER = MailKind(
     attachments=event_calendar,
 )
 
+WAITLIST_OFFER = MailKind(
+    name="waitlist_offer",
+    # Translators: the subject of the mail offering a seat that freed to a person waiting.
+    subject=lambda payload: _("A seat is yours if you want it: %(title)s",
+                              title=payload["event"]["title"]),
+    link_field="acceptUrl",
+)
+
 SIGN_IN_LINK = MailKind(
     name="sign_in_link",
     # Translators: the subject of the mail carrying a sign-in link.
@@ -98,7 +106,7 @@ ORGANIZATION_INVITATION = MailKind(
 )
 
 KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
-                                      REGISTRATION_REMINDER, SIGN_IN_LINK,
+                                      REGISTRATION_REMINDER, WAITLIST_OFFER, SIGN_IN_LINK,
                                       ORGANIZATION_INVITATION)}
 
 

@@ -61,6 +61,8 @@ class Event(EventSummary):
     # What a paid event costs, in the currency's major unit (None: free, or not known).
     price_amount: int | None = None
     price_currency: str = "TWD"
+    # Whether a full event lets people wait for a seat that frees (`storage.waitlist`).
+    waitlist: bool = False
 
     @property
     def remaining_seats(self) -> int | None:
@@ -125,6 +127,27 @@ class Registration:
     event_starts_at: datetime
     cancelled_at: datetime | None = None
     language: str = "zh-TW"  # the BCP 47 tag of the page it was made on: its mail speaks it
+
+
+@dataclass(frozen=True)
+class WaitlistEntry:
+    """A person waiting for a seat of a full event (`storage.waitlist`), with the event's
+    title and start (for lists): `waiting` in line (`position`: 1 is next, when counted),
+    `offered` a held seat until `offer_ends_at`, then accepted, declined, expired or left."""
+
+    id: str
+    event_id: str
+    visitor_id: str
+    attendee_name: str
+    email: str
+    state: str
+    joined_at: datetime
+    event_title: str
+    event_starts_at: datetime
+    language: str = "zh-TW"  # the BCP 47 tag of the page it was joined on: its mail speaks it
+    offer_ends_at: datetime | None = None
+    ended_at: datetime | None = None
+    position: int | None = None
 
 
 @dataclass(frozen=True)
@@ -333,6 +356,39 @@ class Storage(Protocol):
                                ) -> list[Registration]: ...
 
     def cancel_registration(self, registration_id: str, now: datetime) -> None: ...
+
+    # the waitlist (`storage.waitlist`)
+    def join_waitlist(self, entry: WaitlistEntry) -> None:
+        """Put a person at the end of an event's line (inside `transaction()`, the event
+        locked, after checking they may wait)."""
+        ...
+
+    def waitlist_entry(self, entry_id: str) -> WaitlistEntry | None:
+        """One entry, or None (locked until the end of a transaction reading it)."""
+        ...
+
+    def live_waitlist_entry(self, visitor_id: str, event_id: str) -> WaitlistEntry | None:
+        """The visitor's entry waiting or offered for the event, if any, with its position."""
+        ...
+
+    def visitor_waitlist(self, visitor_id: str) -> list[WaitlistEntry]:
+        """The visitor's entries waiting or offered, soonest event first, with positions."""
+        ...
+
+    def end_waitlist_entry(self, entry_id: str, state: str, now: datetime) -> bool:
+        """End a live entry as accepted, declined or left; False when it had ended."""
+        ...
+
+    def pass_on_seats(self, event_id: str, now: datetime, offer_ends_at: datetime | None
+                      ) -> list[WaitlistEntry]:
+        """Expire the event's offers that ended by `now`, then offer each seat free to the
+        first one waiting, held until `offer_ends_at` (None: offer nothing); the new offers.
+        Call inside `transaction()` with the event locked."""
+        ...
+
+    def events_waited_for(self, now: datetime) -> list[str]:
+        """The events still to start after `now` where someone waits or holds an offer."""
+        ...
 
     # confirmations
     def create_confirmation(self, confirmation: Confirmation) -> None: ...

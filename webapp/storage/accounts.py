@@ -67,6 +67,10 @@ JOIN_ACCOUNT = (
     # Every registration made with the account's address, by this browser or any other.
     "UPDATE registrations SET visitor_id = :to WHERE (visitor_id = :from "
     f"OR email = :email) AND visitor_id <> :to AND NOT ({ACTIVE_ALREADY})",
+    # A place in line joins too, unless the account already waits for that event.
+    "UPDATE waitlist SET visitor_id = :to WHERE visitor_id = :from AND NOT EXISTS "
+    "(SELECT 1 FROM waitlist mine WHERE mine.visitor_id = :to "
+    "AND mine.event_id = waitlist.event_id AND mine.state IN ('waiting', 'offered'))",
     "UPDATE confirmations SET visitor_id = :to WHERE visitor_id = :from",
     "UPDATE agent_connections SET visitor_id = :to WHERE visitor_id = :from",
     "UPDATE activity SET visitor_id = :to WHERE visitor_id = :from",
@@ -88,7 +92,8 @@ FORGET_ACCOUNT = (
     "UPDATE registrations SET attendee_name = '', email = '' "
     "WHERE visitor_id = :visitor OR email = :email",
     *(f"DELETE FROM {table} WHERE visitor_id = :visitor" for table in (
-        "saved_events", "confirmations", "agent_connections", "calendar_feeds", "activity")),
+        "saved_events", "confirmations", "waitlist", "agent_connections", "calendar_feeds",
+        "activity")),
     "DELETE FROM account_sessions WHERE account_id = :account",
     # Its places in organizations go; the audit log names it by id only, and keeps its lines.
     "DELETE FROM memberships WHERE account_id = :account",

@@ -48,18 +48,26 @@ from .shared import NO_MATCHES
 from .shared import allocate_keys
 from .shared import plan_terms
 from .shared import terms_of
+from .waitlist import WaitlistRecords
 
 Row = Mapping[str, Any]
 
 EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
                 "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
-                "price_amount", "price_currency")
+                "price_amount", "price_currency", "waitlist")
 EVENT_COLUMNS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
+# Seats are taken by active registrations and by the waitlist's live entries: an offer holds
+# its seat, and a seat that frees while anyone waits is theirs (`storage.waitlist`), so nobody
+# else sees it free. (An offer whose time ran out counts until it is passed on: never a seat
+# too many.)
+CLAIMS = ("(SELECT count(*) FROM registrations r WHERE r.event_id = {event} "
+          "AND r.state = 'active') + (SELECT count(*) FROM waitlist w "
+          "WHERE w.event_id = {event} AND w.state IN ('waiting', 'offered'))")
 AVAILABILITY = (
     "SELECT e.id, e.capacity, e.held_seats, e.registration_deadline, e.price_amount, "
-    "e.price_currency, (SELECT count(*) FROM registrations r "
-    "WHERE r.event_id = e.id AND r.state = 'active') AS active "
+    "e.price_currency, " + CLAIMS.format(event="e.id") + " AS active "
     "FROM events e WHERE e.id IN ({ids})")
+SEATS_CLAIMED = "SELECT " + CLAIMS.format(event=":id") + " AS active"
 REGISTRATION_SELECT = (
     "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
     "FROM registrations r JOIN events e ON e.id = r.event_id"
@@ -97,6 +105,7 @@ def event_of(row: Row, moment: Moment, seats_taken: int | None = None) -> Event:
         seats_taken=seats_taken,
         price_amount=row["price_amount"],
         price_currency=row["price_currency"],
+        waitlist=bool(row["waitlist"]),  # SQLite keeps a boolean as 0 or 1
     )
 
 
@@ -240,15 +249,17 @@ PRUNE_SENT_MAIL = "DELETE FROM outbox WHERE state = 'sent' AND sent_at < :before
 ANONYMIZE_ATTENDEES = ("UPDATE registrations SET attendee_name = '', email = '' "
                        "WHERE email <> '' AND event_id IN "
                        "(SELECT id FROM events WHERE ends_at < :before)")
-# Visitors whose session ended before `:before` and who hold no seat.
+# Visitors whose session ended before `:before` and who hold no seat nor a place in line.
 # An account's visitor is never idle: it is the account's for as long as the account is.
 IDLE_VISITORS = ("SELECT v.id FROM visitors v WHERE v.expires_at < :before AND NOT EXISTS ("
                  "SELECT 1 FROM registrations r WHERE r.visitor_id = v.id "
                  "AND r.state = 'active') AND NOT EXISTS ("
+                 "SELECT 1 FROM waitlist w WHERE w.visitor_id = v.id "
+                 "AND w.state IN ('waiting', 'offered')) AND NOT EXISTS ("
                  "SELECT 1 FROM accounts a WHERE a.visitor_id = v.id)")
 PRUNE_IDLE_BELONGINGS = tuple(
     f"DELETE FROM {table} WHERE visitor_id IN ({IDLE_VISITORS})"
-    for table in ("saved_events", "confirmations", "registrations", "activity",
+    for table in ("saved_events", "confirmations", "registrations", "waitlist", "activity",
                   "agent_connections", "calendar_feeds"))
 PRUNE_IDLE_VISITORS = f"DELETE FROM visitors WHERE id IN ({IDLE_VISITORS})"
 # Which migrations of `schema` a database has had (`Records.migrate`).
@@ -258,7 +269,8 @@ APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
 RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:name, :applied_at)"
 
 
-class Records(OutboxRecords, AccountRecords, OAuthRecords, OrganizerRecords):
+class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
+              OrganizerRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
@@ -347,8 +359,7 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, OrganizerRecords):
         if count_seats:
             # A statement of its own, after the lock: it sees every registration committed
             # by whoever held the lock before (see `postgres`' docstring).
-            active = self._one("SELECT count(*) AS active FROM registrations "
-                               "WHERE event_id = :id AND state = 'active'", {"id": event_id})
+            active = self._one(SEATS_CLAIMED, {"id": event_id})
             taken = row["held_seats"] + (active["active"] if active else 0)
         return event_of(row, self.dialect.moment_out, taken)
 

@@ -264,10 +264,38 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     "010_agent_connection_language": (
         "ALTER TABLE agent_connections ADD COLUMN language text NOT NULL DEFAULT 'zh-TW'",
     ),
+    # The waitlist of a full event (`storage.waitlist`), on where the event's data turns it on
+    # (`events.waitlist`). A person waits in the order they joined (`place`); a seat that frees
+    # is offered to the first one waiting, held for them until `offer_ends_at`; accepting it
+    # makes a registration. Held seats, active registrations and offers never outnumber the
+    # capacity; an entry that ended (accepted, declined, expired, left) never comes back.
+    "011_waitlist": (
+        "ALTER TABLE events ADD COLUMN waitlist boolean NOT NULL DEFAULT false",
+        """CREATE TABLE waitlist (
+            place {serial},                     -- the order people joined in
+            id {key} NOT NULL UNIQUE,           -- what the pages name it by (accept, leave)
+            event_id {key} NOT NULL REFERENCES events (id),
+            visitor_id {key} NOT NULL REFERENCES visitors (id),
+            attendee_name text NOT NULL,
+            email text NOT NULL,
+            language text NOT NULL,             -- the offer's mail speaks it
+            state text NOT NULL CHECK (state IN
+                ('waiting', 'offered', 'accepted', 'declined', 'expired', 'left')),
+            joined_at {moment} NOT NULL,
+            offer_ends_at {moment},             -- offered: the seat is held until then
+            ended_at {moment}                   -- accepted, declined, expired or left
+        )""",
+        # What passing seats on reads: an event's live entries, in the order they joined.
+        "CREATE INDEX waitlist_by_event ON waitlist (event_id, state, place)",
+        "CREATE INDEX waitlist_by_visitor ON waitlist (visitor_id)",
+        # One place in line per visitor and event, whatever the application does.
+        "CREATE UNIQUE INDEX one_place_in_line ON waitlist (event_id, visitor_id) "
+        "WHERE state IN ('waiting', 'offered')",
+    ),
     # Organizations and their people (`storage.organizers`): an account's role in each, and
     # an append-only audit log of what was done in the organizer area (ids only: no name or
     # address is written in it, so it outlives the accounts it names).
-    "011_organizations": (
+    "012_organizations": (
         """CREATE TABLE organizations (
             id {key} PRIMARY KEY,
             name text NOT NULL,

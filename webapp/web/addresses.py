@@ -54,6 +54,10 @@ class SitePages:
         """The neutral address of the visitor's registrations."""
         return url_for("registrations.index", lang_code=None)
 
+    def registrations_address(self, language: str) -> str:
+        """The full address of the visitor's registrations, under the language's prefix."""
+        return external_url_for("registrations.index", lang_code=language)
+
     def pending_review(self) -> str:
         """The full neutral address of the visitor's review page."""
         return external_url_for("registrations.pending", lang_code=None)

@@ -58,6 +58,16 @@ def held_registration(event_id: str) -> dict[str, Any] | None:
     return registrations.held_registration(db, event_id, action_context(live_visitor(db)))
 
 
+def waitlist_standing(event_id: str) -> dict[str, Any] | None:
+    """Whether the visitor may join the event's waitlist, and their place in it (None: no
+    such event)."""
+    db = get_db()
+    event = db.get_event(event_id, count_seats=True)
+    if event is None:
+        return None
+    return registrations.waitlist_standing(db, event, action_context(live_visitor(db)))
+
+
 @public(max_age=60)
 @tool_route(bp, "/events", actions.search_events,
             offers=("search_events", "get_event_details"))
@@ -86,6 +96,7 @@ def detail(event_id: str) -> Response:
     return render_result(shown, "events/detail.html", "events/_details.html",
                          event=details.data["event"], saved=is_saved(event_id),
                          registration=held_registration(event_id),
+                         waitlist=waitlist_standing(event_id),
                          save_result=shown if shown.action in ("save_event", "remove_saved_event")
                          else None)
 
@@ -118,7 +129,8 @@ def preview() -> Response:
         return with_vary(redirect(url_for(".detail", event_id=event["id"]), code=303))
     return render_result(result, "events/detail.html", "events/_preview.html",
                          event=event, saved=is_saved(event["id"]),
-                         registration=held_registration(event["id"]), save_result=None)
+                         registration=held_registration(event["id"]),
+                         waitlist=waitlist_standing(event["id"]), save_result=None)
 
 
 @tool_route(bp, "/events/<event_id>/save", actions.save_event, methods=("POST",),

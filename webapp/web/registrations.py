@@ -29,8 +29,10 @@ from flask_webmcp.routes import tool_route
 from ..domain.actions import calendars
 from ..domain.actions import plans
 from ..domain.actions import registrations as actions
+from ..domain.actions import waitlist
 from ..domain.actions.events import unknown_event
 from ..domain.schemas import REGISTRATION_ID_SHAPE
+from ..domain.schemas import WAITLIST_ENTRY_SHAPE
 from ..storage.connection import get_db
 from .calls import action_context
 from .calls import run_tool
@@ -48,9 +50,16 @@ class RegistrationIdConverter(BaseConverter):
     regex = REGISTRATION_ID_SHAPE
 
 
+class WaitlistEntryIdConverter(BaseConverter):
+    """A path segment shaped like a place on a waitlist (the schema's rule)."""
+
+    regex = WAITLIST_ENTRY_SHAPE
+
+
 @bp.record_once
 def _add_converter(state: BlueprintSetupState) -> None:
     state.app.url_map.converters["registration_id"] = RegistrationIdConverter
+    state.app.url_map.converters["waitlist_entry_id"] = WaitlistEntryIdConverter
 
 ACTIVITY_SHOWN = 20
 
@@ -119,6 +128,39 @@ def confirm() -> Response:
                else _register_context(result.data["registration"]["eventId"]))
     return render_post_result(result, "error.html", "registrations/_confirmed.html",
                               redirect_to=landing, values={}, errors={}, **context)
+
+
+@human_route(bp, "/registrations/waitlist", waitlist.join_waitlist, methods=("POST",))
+def join_waitlist() -> Response:
+    """A person confirms joining a full event's waitlist (human-only: no tool form)."""
+    result = run_tool().result
+    return render_post_result(result, "error.html", "registrations/_joined.html",
+                              redirect_to=url_for(".index"), values={}, errors={})
+
+
+WAITLIST_PATH = "/registrations/waitlist/<waitlist_entry_id:entry_id>"
+
+
+@human_route(bp, f"{WAITLIST_PATH}/accept", waitlist.accept_waitlist_offer, methods=("POST",))
+def accept_offer(entry_id: str) -> Response:
+    """A person takes the seat the waitlist offers them (human-only): their registration."""
+    result = run_tool(bound={"entry_id": entry_id}).result
+    succeeded = result.status is Status.SUCCESS
+    landing = (url_for(".registration", registration_id=result.target) if succeeded
+               else url_for(".index"))
+    context = {} if wants_json() else _index_context()
+    return render_post_result(result, "error.html", "registrations/_panel.html",
+                              redirect_to=landing, values={}, errors={}, **context)
+
+
+@human_route(bp, f"{WAITLIST_PATH}/leave", waitlist.leave_waitlist, methods=("POST",))
+def leave_waitlist(entry_id: str) -> Response:
+    """A person leaves a waitlist, declining a seat offered (human-only): the next one
+    waiting is offered it."""
+    result = run_tool(bound={"entry_id": entry_id}).result
+    context = {} if wants_json() else _index_context()
+    return render_post_result(result, "error.html", "registrations/_panel.html",
+                              redirect_to=url_for(".index"), values={}, errors={}, **context)
 
 
 @page_route(bp, "/registrations", "prepare_registration_cancellation",
@@ -218,7 +260,9 @@ def pending() -> Response:
 
 def _pending_context() -> dict[str, Any]:
     db = get_db()
-    return {"reviews": actions.pending_reviews(db, action_context(live_visitor(db)))}
+    ctx = action_context(live_visitor(db))
+    return {"reviews": actions.pending_reviews(db, ctx),
+            "waitlist": actions.waitlist_places(db, ctx)}
 
 
 MANAGE_PATH = "/registrations/<registration_id:registration_id>/manage/<signature>"

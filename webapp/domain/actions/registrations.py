@@ -7,6 +7,11 @@ Confirming spends the token and changes the seats in one transaction that re-che
 everything, so concurrent confirmations can never sell more seats than there are; the mail
 reporting it is queued in that transaction too (`registration_mail`).
 
+On a full event whose waitlist is on, the same prepare holds joining the waitlist instead
+(the payload says `waitlist`), which the person confirms with `actions.waitlist.join_waitlist`;
+every seat a confirmed cancellation frees is passed on to the first one waiting
+(`domain.waitlist`) in the transaction that frees it.
+
 A confirmation prepared where no page shows it (by an agent over MCP) waits on the visitor's
 review page (`pending_reviews`), whose confirm forms hold a review token (the stored hash,
 signed with the site's secret: `domain/tokens.py`), so the person can confirm in their own
@@ -62,17 +67,21 @@ from ..schemas import ConfirmParams
 from ..schemas import PrepareEventRegistrationParams
 from ..schemas import RegistrationParams
 from ..tokens import hash_token
+from ..waitlist import pass_on
+from ..waitlist import waitlist_view
 from . import ActionContext
 from .events import unknown_event
 
 CONFIRMATION_LIFETIME = timedelta(minutes=5)
 CONFIRM_REGISTRATION = "confirm_registration"
+JOIN_WAITLIST = "join_waitlist"
 CONFIRM_CANCELLATION = "confirm_cancellation"
 DISCARD_CANCELLATION = "discard_cancellation"
 DISCARD_REGISTRATION = "discard_registration"
 # The buttons a person presses to confirm: the pages show them, and nextAction names them.
 CONFIRM_REGISTRATION_BUTTON = _l("Confirm registration")
 CONFIRM_CANCELLATION_BUTTON = _l("Cancel my registration")
+JOIN_WAITLIST_BUTTON = _l("Join the waitlist")
 # The buttons that ask for a review, which a person presses again once one expired.
 PREPARE_BUTTONS = {CONFIRM_REGISTRATION: _l("Next: check your details"),
                    CONFIRM_CANCELLATION: _l("Cancel the chosen registration…")}
@@ -95,12 +104,13 @@ def own_registration(db: Storage, registration_id: str, visitor_id: str | None
 def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
                   target: str, payload: dict[str, Any], review: dict[str, Any], button: object,
                   message: str, untrusted: tuple[str, ...],
-                  entered: dict[str, Any] | None = None) -> ToolResult:
+                  entered: dict[str, Any] | None = None, waitlist: bool = False) -> ToolResult:
     """Hold a write for a person: store its single-use confirmation and answer with the review.
 
     The token goes only to the page (the human-only confirm form), with what the person
     `entered` as they typed it (the review shows it in full and the form keeps it, while the
-    envelope masks it); the agent is told to stop and let the person press `button`.
+    envelope masks it); the agent is told to stop and let the person press `button`. The page
+    learns that confirming joins the `waitlist` (the agent reads it in `message`).
     """
     assert ctx.visitor_id is not None, "a confirmation belongs to a visitor"
     token = secrets.token_urlsafe(32)
@@ -119,15 +129,16 @@ def _await_person(db: Storage, ctx: ActionContext, *, name: str, confirms: str,
         next_action=ask_the_person(ctx.pages, button),
         untrusted_fields=untrusted,
         target=target,
-        page_only={"confirmation_token": token, "entered": entered or {}},
+        page_only={"confirmation_token": token, "entered": entered or {}, "waitlist": waitlist},
     )
 
 
-def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
-                      target: str | None = None, confirms: str | None = None
-                      ) -> Confirmation | ToolResult:
-    """The visitor's confirmation for action `confirms` (`name` unless given; and `target`),
-    or the not_found of action `name` refusing it.
+def own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
+                     target: str | None = None, confirms: str | None = None,
+                     waitlist: bool | None = False) -> Confirmation | ToolResult:
+    """The visitor's confirmation for action `confirms` (`name` unless given; and `target`;
+    joining the waitlist when `waitlist`, else not; either when None), or the not_found of
+    action `name` refusing it.
 
     Another visitor's token, a token for another action or target, and an unknown token all
     look the same: not_found, revealing nothing.
@@ -135,14 +146,15 @@ def _own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
     confirmation = db.get_confirmation(ctx.review_tokens.hash_of(token))
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
             or confirmation.action != (confirms or name)
+            or waitlist not in (None, bool(confirmation.payload.get("waitlist")))
             or (target is not None and confirmation.target_id != target)):
         return not_found(name, _("This confirmation does not exist."),
                          next_action=_("Stop and tell the user; they can start again."))
     return confirmation
 
 
-def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
-                      ) -> ToolResult | None:
+def spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
+                     ) -> ToolResult | None:
     """The conflict refusing a confirmation already used or out of time, else None."""
     if confirmation.used_at is not None:
         return conflict(name, _("This confirmation was already used."))
@@ -154,7 +166,8 @@ def _spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
     return None
 
 
-def _closed_or_full(name: str, state: str) -> ToolResult | None:
+def closed_or_full(name: str, state: str) -> ToolResult | None:
+    """The conflict refusing a seat of an event full or closed, else None."""
     if state == "full":
         return conflict(name, _("This event is full: no seat is left."),
                         next_action=_("Tell the user the event is full; do not retry."))
@@ -175,18 +188,21 @@ def email_taken(name: str) -> ToolResult:
 @logged_as(_l("Prepare event registration"),
            _l("%(who)s prepared a registration for “%(title)s”: "
               "waiting for you to confirm"),
-           completed_by=(CONFIRM_REGISTRATION, DISCARD_REGISTRATION))
+           completed_by=(CONFIRM_REGISTRATION, DISCARD_REGISTRATION, JOIN_WAITLIST))
 @CATALOG.action("prepare_event_registration",
                 answers=(Status.CONFIRMATION_REQUIRED, Status.NOT_FOUND, Status.CONFLICT))
 def prepare_event_registration(db: Storage, params: PrepareEventRegistrationParams,
                                ctx: ActionContext) -> ToolResult:
-    """Check that the visitor can register and hold the details for a person to confirm."""
+    """Check that the visitor can register and hold the details for a person to confirm; on a
+    full event with a waitlist, hold joining its waitlist instead, and say so."""
     name = "prepare_event_registration"
     assert ctx.visitor_id is not None, "registering needs a visitor"
     event = db.get_event(params["event_id"], count_seats=True)
     if event is None:
         return unknown_event(name)
-    refused = _closed_or_full(name, event_state(event, ctx.now))
+    state = event_state(event, ctx.now)
+    waits = state == "full" and event.waitlist
+    refused = None if waits else closed_or_full(name, state)
     if refused:
         return refused
     existing = db.active_registration(ctx.visitor_id, event.id)
@@ -198,6 +214,9 @@ def prepare_event_registration(db: Storage, params: PrepareEventRegistrationPara
         return replace(refused, data={"registration": registration_view(existing)})
     if db.email_registered(event.id, params["email"]):
         return email_taken(name)
+    entered = {"attendee_name": params["attendee_name"], "email": params["email"]}
+    if waits:
+        return _hold_joining(db, ctx, name, event, entered)
     payload = {"attendeeName": params["attendee_name"], "email": params["email"]}
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id, payload=payload,
@@ -207,6 +226,29 @@ def prepare_event_registration(db: Storage, params: PrepareEventRegistrationPara
                   "site."),
         untrusted=("data.review.event.title", "data.review.event.venue"),
         entered={"attendee_name": params["attendee_name"], "email": params["email"]})
+
+
+def _hold_joining(db: Storage, ctx: ActionContext, name: str, event: Event,
+                  entered: dict[str, Any]) -> ToolResult:
+    """Hold joining a full event's waitlist for the person to confirm (the same review as a
+    registration, its message saying plainly that it is no seat); a visitor already waiting
+    is told so."""
+    assert ctx.visitor_id is not None, "waiting needs a visitor"
+    if db.live_waitlist_entry(ctx.visitor_id, event.id):
+        return conflict(name, _("You are already on the waitlist of this event."),
+                        next_action=_("Tell the user they are already on the waitlist; their "
+                                      "place is listed under My registrations. Do not retry."))
+    payload = {"attendeeName": entered["attendee_name"], "email": entered["email"],
+               "waitlist": True}
+    return _await_person(
+        db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id, payload=payload,
+        review=registration_review(event, payload, ctx), button=JOIN_WAITLIST_BUTTON,
+        message=_("This event is full: nothing is registered and no seat is taken. What waits "
+                  "for the user to confirm on this site is joining the event's waitlist, not "
+                  "a seat: when a seat frees, the first person waiting is offered it, held "
+                  "for them for a while, and takes it only by accepting it on this site."),
+        untrusted=("data.review.event.title", "data.review.event.venue"),
+        entered=entered, waitlist=True)
 
 
 def registration_review(event: Event, payload: dict[str, Any], ctx: ActionContext
@@ -229,16 +271,16 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
     """A person confirms: spend the token and take one seat, re-checking everything."""
     name = CONFIRM_REGISTRATION
     with db.transaction():
-        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name)
+        confirmation = own_confirmation(db, params["confirmation_token"], ctx, name)
         if isinstance(confirmation, ToolResult):
             return confirmation
-        refused = _spent_or_expired(confirmation, ctx, name)
+        refused = spent_or_expired(confirmation, ctx, name)
         if refused:
             return refused
         event = db.get_event(confirmation.target_id, count_seats=True, for_update=True)
         if event is None:
             return unknown_event(name)
-        refused = _closed_or_full(name, event_state(event, ctx.now))
+        refused = closed_or_full(name, event_state(event, ctx.now))
         if refused:
             return refused
         existing = db.active_registration(confirmation.visitor_id, event.id)
@@ -255,6 +297,7 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
             event_title=event.title, event_starts_at=event.starts_at, language=ctx.language)
         db.create_registration(registration)
         db.use_confirmation(confirmation.token_hash, ctx.now)
+        _leave_line(db, confirmation.visitor_id, event.id, ctx)
         # In the same transaction: the mail is queued exactly when the seat is taken.
         queue_registration_confirmed(db, registration, event, ctx)
     return ToolResult(
@@ -265,6 +308,14 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
         next_action=_("Done. The registration is listed under My registrations."),
         target=registration.id,
     )
+
+
+def _leave_line(db: Storage, visitor_id: str, event_id: str, ctx: ActionContext) -> None:
+    """A visitor who took a seat another way leaves the event's waitlist, and a seat offered
+    to them goes to the next one waiting."""
+    entry = db.live_waitlist_entry(visitor_id, event_id)
+    if entry is not None and db.end_waitlist_entry(entry.id, "left", ctx.now):
+        pass_on(db, event_id, ctx)
 
 
 @logged_as(_l("Prepare registration cancellation"),
@@ -342,7 +393,7 @@ def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
     """A person confirms: cancel once and free one seat; a repeat frees nothing."""
     name = CONFIRM_CANCELLATION
     with db.transaction():
-        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
+        confirmation = own_confirmation(db, params["confirmation_token"], ctx, name,
                                          target=params["registration_id"])
         if isinstance(confirmation, ToolResult):
             return confirmation
@@ -351,12 +402,14 @@ def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
             return not_found(name, _("This registration does not exist."))
         already = registration.state == "cancelled"
         if not already:
-            refused = _spent_or_expired(confirmation, ctx, name)
+            refused = spent_or_expired(confirmation, ctx, name)
             if refused:
                 return refused
             db.cancel_registration(registration.id, ctx.now)
             db.use_confirmation(confirmation.token_hash, ctx.now)
             registration = replace(registration, state="cancelled", cancelled_at=ctx.now)
+            # The seat is the next one waiting's, offered in the transaction that frees it.
+            pass_on(db, registration.event_id, ctx)
             # Events are never deleted; were one gone, there would be nothing to describe.
             event = db.get_event(registration.event_id)
             if event is not None:
@@ -382,7 +435,7 @@ def discard_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
     nothing is left waiting for them to confirm; doing it again changes nothing."""
     name = DISCARD_CANCELLATION
     with db.transaction():
-        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
+        confirmation = own_confirmation(db, params["confirmation_token"], ctx, name,
                                          target=params["registration_id"],
                                          confirms=CONFIRM_CANCELLATION)
         if isinstance(confirmation, ToolResult):
@@ -410,12 +463,13 @@ def discard_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
               answers=(Status.SUCCESS, Status.NOT_FOUND))
 def discard_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
                          ) -> ToolResult:
-    """A person drops a registration prepared for them (by an agent, say): its review is
-    spent unused, so nothing is left waiting for them; doing it again changes nothing."""
+    """A person drops a registration (or a place on a waitlist) prepared for them, by an
+    agent say: its review is spent unused, so nothing is left waiting for them; doing it again
+    changes nothing."""
     name = DISCARD_REGISTRATION
     with db.transaction():
-        confirmation = _own_confirmation(db, params["confirmation_token"], ctx, name,
-                                         confirms=CONFIRM_REGISTRATION)
+        confirmation = own_confirmation(db, params["confirmation_token"], ctx, name,
+                                        confirms=CONFIRM_REGISTRATION, waitlist=None)
         if isinstance(confirmation, ToolResult):
             return confirmation
         settled = confirmation.used_at is not None
@@ -439,7 +493,16 @@ def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[st
     if event is None:
         return None
     return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
-            "existing": held_registration(db, event_id, ctx)}
+            "existing": held_registration(db, event_id, ctx),
+            "waitlist": waitlist_standing(db, event, ctx)}
+
+
+def waitlist_standing(db: Storage, event: Event, ctx: ActionContext) -> dict[str, Any]:
+    """What the event's pages say of its waitlist: whether a person may join it now (`open`:
+    the event is full and its waitlist on) and the visitor's place in it, if any (`place`)."""
+    place = (db.live_waitlist_entry(ctx.visitor_id, event.id) if ctx.visitor_id else None)
+    return {"open": event.waitlist and event_state(event, ctx.now) == "full",
+            "place": waitlist_view(place, ctx.timezone) if place else None}
 
 
 def held_registration(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
@@ -455,16 +518,29 @@ def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
     """The visitor's registrations (active, then cancelled), their latest activity and how
     many confirmations wait for them."""
     if ctx.visitor_id is None:
-        return {"active": [], "cancelled": [], "activity": [], "pending": 0}
+        return {"active": [], "cancelled": [], "activity": [], "pending": 0, "waitlist": []}
+    waitlist = waitlist_places(db, ctx)
     registrations = [registration_summary(r, ctx.timezone)
                      for r in db.visitor_registrations(ctx.visitor_id)]
     return {
+        "waitlist": waitlist,
         "active": [r for r in registrations if r["state"] == "active"],
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
         "activity": activity_lines(db, db.recent_activity(ctx.visitor_id, activity_shown),
                                    ctx.timezone),
         "pending": len(_still_pending(db, ctx)),
     }
+
+
+def waitlist_places(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
+    """The visitor's places on waitlists, waiting (with their position) or offered a seat
+    (with when its hold ends), soonest event first. Their events' seats are passed on first,
+    so an offer shows here whether or not the periodic job ran."""
+    if ctx.visitor_id is None:
+        return []
+    for event_id in {entry.event_id for entry in db.visitor_waitlist(ctx.visitor_id)}:
+        pass_on(db, event_id, ctx)
+    return [waitlist_view(entry, ctx.timezone) for entry in db.visitor_waitlist(ctx.visitor_id)]
 
 
 def activity_lines(db: Storage, entries: list[Activity], timezone: ZoneInfo
@@ -539,7 +615,8 @@ def pending_reviews(db: Storage, ctx: ActionContext) -> list[dict[str, Any]]:
              "event": _event_reviewed(db, confirmation, ctx),
              "source": confirmation.source,
              "token": ctx.review_tokens.token_for(confirmation.token_hash),
-             "email": confirmation.payload.get("email")}
+             "email": confirmation.payload.get("email"),
+             "waitlist": bool(confirmation.payload.get("waitlist"))}
             for confirmation, review in _still_pending(db, ctx)]
 
 
@@ -579,13 +656,16 @@ def _review_of(db: Storage, confirmation: Confirmation, ctx: ActionContext
                ) -> dict[str, Any] | None:
     """The review of a pending confirmation, as its prepare answered; None when confirming
     it could only be refused: its event is gone, closed or full, the visitor (or the
-    address) already holds a seat there, or the registration to cancel is gone or already
-    cancelled. A second review of one thing, prepared in another tab or by an agent, so
-    leaves as soon as the first is confirmed."""
+    address) already holds a seat there (or, joining the waitlist, a place in it), or the
+    registration to cancel is gone or already cancelled. A second review of one thing,
+    prepared in another tab or by an agent, so leaves as soon as the first is confirmed."""
     if confirmation.action == CONFIRM_REGISTRATION:
         event = db.get_event(confirmation.target_id, count_seats=True)
-        if (event is None or event_state(event, ctx.now) != "open"
+        waits = bool(confirmation.payload.get("waitlist"))
+        if (event is None
+                or event_state(event, ctx.now) not in (("open", "full") if waits else ("open",))
                 or db.active_registration(confirmation.visitor_id, event.id)
+                or (waits and db.live_waitlist_entry(confirmation.visitor_id, event.id))
                 or db.email_registered(event.id, confirmation.payload["email"])):
             return None
         return registration_review(event, confirmation.payload, ctx)
