@@ -278,9 +278,15 @@ def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(tmp_path
     (those it adopts): a file that had all their steps is recorded as having them, gets the
     later ones, and serves as it did."""
     path = tmp_path / "events.sqlite"
+    # This version's code reads and writes an event's waitlist switch, which those releases
+    # had not: the file takes the events with that column, then loses it again, and is left
+    # as those releases left it.
+    (switch,) = [statement for statement in MIGRATIONS["011_waitlist"]
+                 if statement.startswith("ALTER TABLE events")]
+    adopted = {name: MIGRATIONS[name] for name in ADOPTED}
+    last = ADOPTED[-1]
     with monkeypatch.context() as released:  # the file as the last of those releases left it
-        released.setattr(records, "MIGRATIONS",
-                         {name: MIGRATIONS[name] for name in ADOPTED})
+        released.setattr(records, "MIGRATIONS", {**adopted, last: (*adopted[last], switch)})
         SQLiteStorage.prepare(path)
     with closing(SQLiteStorage.open(path)) as storage:
         events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
@@ -288,6 +294,7 @@ def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(tmp_path
         record_old_history(path, SQLITE_UTILS_HISTORY)
         rows = storage.db.execute("SELECT * FROM events ORDER BY id").fetchall()
         keys, counts = keys_of(storage), held_terms(storage)
+        storage.db.execute("ALTER TABLE events DROP COLUMN waitlist")
         SQLiteStorage.prepare(path)
         applied = storage.db.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
         assert [name for (name,) in applied] == list(MIGRATIONS)
