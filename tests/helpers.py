@@ -36,6 +36,12 @@ RENDERINGS = {"json": JSON, "partial": HTMX, "page": {}}
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 TOKEN_FIELD = re.compile(r'name="confirmation_token" value="([^"]+)"')
 
+
+def confirmation_tokens(page: str) -> list[str]:
+    """The confirmation tokens a page offers, each once: a review's confirm form and its
+    "Don't register"/"Keep it" form carry the same token."""
+    return list(dict.fromkeys(TOKEN_FIELD.findall(page)))
+
 # What only a stack trace, an SQL error or a file path would put in an answer.
 LEAK_MARKERS = ("Traceback", 'File "', "sqlite", "SQLITE", "SELECT", "INSERT ", "UPDATE ",
                 "DELETE ", "events_fts", "OperationalError", "IntegrityError", "DatabaseError",

@@ -206,6 +206,7 @@ def every_pattern_validator() -> list[tuple[str, validate.Regexp]]:
 def test_every_pattern_matches_the_whole_value(field, validator):
     """A valid value with a final newline is refused by each pattern the site checks."""
     examples = {"evt-": "evt-x", "reg-": "reg-aaaaaaaaaaaa", "agt-": "agt-aaaaaaaaaaaa",
+                "wait-": "wait-aaaaaaaa",
                 "[A-Z]{3}": "TWD", "{43}": "x" * 43}
     valid = next(value for shape, value in examples.items() if shape in validator.regex.pattern)
     assert validator(valid) == valid

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helpers import TOKEN_FIELD
 from helpers import Visitor
+from helpers import confirmation_tokens
 from helpers import stored_rows
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
@@ -35,7 +36,7 @@ def registrations(app) -> list[tuple[Any, ...]]:
 def waiting_tokens(visitor) -> list[str]:
     """The confirm tokens the review page shows the person now."""
     page = visitor.get("/en/registrations/pending").get_data(as_text=True)
-    return TOKEN_FIELD.findall(page)
+    return confirmation_tokens(page)
 
 
 def test_a_prepare_names_the_review_page_and_registers_nobody(app, agent):
@@ -53,7 +54,7 @@ def test_the_person_confirms_on_the_review_page(app, agent, visitor):
     agent.call("prepare_event_registration", REGISTER)
     page = visitor.get("/en/registrations/pending").get_data(as_text=True)
     assert "Register for this event?" in page and "Your connected agent" in page
-    (token,) = TOKEN_FIELD.findall(page)
+    (token,) = confirmation_tokens(page)
     confirmed = visitor.confirm_registration(token)
     assert confirmed.status_code == 201
     assert registrations(app) == [(EVENT, "active")]
@@ -67,7 +68,7 @@ def test_the_person_confirms_a_cancellation_on_the_review_page(app, agent, visit
     assert result["structuredContent"]["status"] == "confirmation_required"
     page = visitor.get("/en/registrations/pending").get_data(as_text=True)
     assert "Cancel this registration?" in page
-    (token,) = TOKEN_FIELD.findall(page)
+    (token,) = confirmation_tokens(page)
     assert visitor.confirm_cancellation(registration["id"], token).status_code == 200
     assert registrations(app) == [(EVENT, "cancelled")]
 

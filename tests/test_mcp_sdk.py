@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from helpers import JSON
-from helpers import TOKEN_FIELD
+from helpers import confirmation_tokens
 from mcp.shared.exceptions import MCPError
 from mcp_sdk import connect_over_http
 from mcp_sdk import in_thread
@@ -280,7 +280,7 @@ def confirm_what_waits(person: HttpVisitor, action: str) -> None:
     """The person opens the review page in their own browser and confirms the one thing
     their agent prepared there (`action`: the form's address, as the page gives it)."""
     page = person.open_page("/en/registrations/pending")
-    (token,) = TOKEN_FIELD.findall(page.text)
+    (token,) = confirmation_tokens(page.text)
     answer = person.post(action.format(token=token), {"confirmation_token": token}, JSON)
     assert answer.json()["status"] == "success", answer.text
 
