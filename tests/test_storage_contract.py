@@ -29,6 +29,7 @@ from webapp.datasets.synthetic import generate_events
 from webapp.storage import Confirmation
 from webapp.storage import Event
 from webapp.storage import EventQuery
+from webapp.storage import Organization
 from webapp.storage import Registration
 from webapp.storage import Storage
 from webapp.storage import StorageError
@@ -340,6 +341,22 @@ def test_an_event_keeps_its_price(backend):
         storage.import_events([priced])
         assert storage.get_event(priced.id) == priced
         assert storage.get_event(EVENT.id) == EVENT  # no amount, the default currency
+
+
+def test_an_event_is_run_by_the_organization_it_is_given_to(backend):
+    with opened(backend) as storage:
+        with storage.transaction():
+            owner = storage.account_for("owner@example.com", "acc-owner", "visitor-owner", NOW)
+        storage.create_organization(
+            Organization(id="org-contract", name="合約聚會", description="", created_at=NOW),
+            owner.id)
+        assert storage.event_organization(EVENT.id) is None  # the site's own until given
+        assert storage.set_event_organization(EVENT.id, "org-contract")
+        assert storage.event_organization(EVENT.id) == "org-contract"
+        assert not storage.set_event_organization("evt-nowhere", "org-contract")
+        assert storage.event_organization("evt-nowhere") is None
+        storage.import_events([EVENT])  # the site importing it again keeps who runs it
+        assert storage.event_organization(EVENT.id) == "org-contract"
 
 
 def test_a_new_calendar_feed_replaces_the_old_and_goes_with_its_visitor(backend):

@@ -72,6 +72,8 @@ REMOVE_MEMBER = ("DELETE FROM memberships "
 RECORD_AUDIT = ("INSERT INTO audit_log (at, organization_id, account_id, action, event_id, "
                 "target, detail) VALUES (:at, :organization_id, :account_id, :action, "
                 ":event_id, :target, :detail)")
+SET_EVENT_ORGANIZATION = "UPDATE events SET organization_id = :organization_id WHERE id = :id"
+EVENT_ORGANIZATION = "SELECT organization_id FROM events WHERE id = :id"
 AUDIT_LOG = ("SELECT * FROM audit_log WHERE organization_id = :organization_id "
              "ORDER BY at DESC, id DESC LIMIT :limit")
 
@@ -234,6 +236,20 @@ class OrganizerRecords:
             else:
                 self._run(SET_ROLE, {**member, "role": role})
             return "changed"
+
+    @guarded
+    def set_event_organization(self, event_id: str, organization_id: str | None) -> bool:
+        """Say which organization runs an event (None: the site's own); False if there is no
+        such event."""
+        return self._run(SET_EVENT_ORGANIZATION,
+                         {"id": event_id, "organization_id": organization_id}) > 0
+
+    @guarded
+    def event_organization(self, event_id: str) -> str | None:
+        """The id of the organization that runs an event, or None (no such event, or the
+        site's own)."""
+        row = self._one(EVENT_ORGANIZATION, {"id": event_id})
+        return row["organization_id"] if row else None
 
     @guarded
     def record_audit(self, entry: AuditEntry) -> None:

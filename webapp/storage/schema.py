@@ -337,4 +337,17 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         )""",
         "CREATE INDEX audit_log_by_organization ON audit_log (organization_id, at)",
     ),
+    # Which organization runs an event (none for the events the site imports itself), and who
+    # was let in at the door: one check-in per registration, by the member who checked it.
+    "013_organization_events": (
+        "ALTER TABLE events ADD COLUMN organization_id {key} REFERENCES organizations (id)",
+        "CREATE INDEX events_by_organization ON events (organization_id, starts_at)",
+        """CREATE TABLE check_ins (
+            registration_id {key} PRIMARY KEY REFERENCES registrations (id),
+            event_id {key} NOT NULL REFERENCES events (id),
+            checked_in_at {moment} NOT NULL,
+            checked_in_by {key} NOT NULL        -- an account id: no reference, like the audit log
+        )""",
+        "CREATE INDEX check_ins_by_event ON check_ins (event_id, checked_in_at)",
+    ),
 }
