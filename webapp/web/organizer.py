@@ -8,7 +8,8 @@ is refused (`people_only`, as every step for people refuses it); without a signe
 a page sends the browser to sign in (and back here after) and anything else is refused unread
 (403); in an organization (the `organization_id` of the address) the account's
 role must hold the right (`domain.organizers.may`), or the organization is not found, which
-tells a non-member nothing. Every answer is `no-store` (`caching`), `noindex` and sends no
+tells a non-member nothing; an `event_id` in the address must be an event the organization
+runs, or it is not found either. Every answer is `no-store` (`caching`), `noindex` and sends no
 referrer.
 """
 
@@ -94,9 +95,14 @@ def admit() -> Response | None:
                                           message=sign_in_first, http_status=403))
     right = getattr(view, NEEDS)
     if right is not None:
-        organization_id = (request.view_args or {}).get("organization_id", "")
+        arguments = request.view_args or {}
+        organization_id = arguments.get("organization_id", "")
         membership = get_db().membership(organization_id, account.id)
         if membership is None or not may(membership.role, right):
+            abort(404)
+        # An event in the address is one this organization runs, or it is not found here.
+        if "event_id" in arguments and \
+                get_db().event_organization(arguments["event_id"]) != organization_id:
             abort(404)
         g.membership = membership
     return None
