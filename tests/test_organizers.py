@@ -20,6 +20,7 @@ from helpers import one
 from helpers import query_database
 from helpers import the_jsonld
 from routes import SAMPLE_VALUES
+from suite_clock import suite_start
 from test_accounts import Inbox
 from test_accounts import ask_for_link
 from test_accounts import deliver
@@ -30,6 +31,7 @@ from test_accounts import text_of
 from webapp.domain.organizers import ROLE_RIGHTS
 from webapp.domain.organizers import ROLES
 from webapp.domain.organizers import may
+from webapp.storage import Account
 from webapp.storage.connection import get_db
 from webapp.web.languages import LANGUAGES
 from webapp.web.organizer import NEEDS
@@ -81,6 +83,15 @@ def start(person: Visitor, name: str = "台北網頁開發者聚會", descriptio
     found = re.search(r"/organizer/organizations/(org-[\w-]+)$", answer.headers["Location"])
     assert found, answer.headers["Location"]
     return found.group(1)
+
+
+def account_of(app, person: Visitor) -> Account:
+    """The account `person` signed in to, as storage gives it."""
+    ((account_id, visitor_id),) = query_database(
+        app.config["DATABASE"], "SELECT id, visitor_id FROM accounts WHERE email = ?",
+        (person.email,))
+    return Account(id=str(account_id), email=person.email, visitor_id=str(visitor_id),
+                   created_at=suite_start())
 
 
 def account_id_of(app, person: Visitor) -> str:
@@ -237,17 +248,67 @@ def test_every_right_of_every_role_in_own_and_other_organizations(app):
 def test_deleting_an_account_ends_its_memberships_and_keeps_the_audit_log(app):
     """The audit log names people by account id only, so it outlives them; their places in
     organizations go with the account."""
-    person = signed_in(app)
-    organization_id = start(person)
+    owner, person = signed_in(app), signed_in(app)
+    organization_id = start(owner)
+    accept(person, invite_and_wait(app, owner, organization_id, person.email))
     account_id = account_id_of(app, person)
     deleted = person.post("/en/account/delete", {"email": person.email})
     assert deleted.status_code == 303
     database = app.config["DATABASE"]
     assert query_database(database, "SELECT count(*) FROM memberships WHERE account_id = ?",
                           (account_id,)) == [(0,)]
-    assert query_database(database, "SELECT account_id, action FROM audit_log "
-                          "WHERE organization_id = ?", (organization_id,)) == [
-        (account_id, "create_organization")]
+    assert (account_id, "accept_invitation") in query_database(
+        database, "SELECT account_id, action FROM audit_log WHERE organization_id = ?",
+        (organization_id,))
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_the_only_owner_keeps_the_account_until_another_owner_accepts(app, language):
+    """Deleting one's account never leaves an organization with nobody to run it: the page
+    names it and says what to do, and nothing is deleted."""
+    owner, heir = signed_in(app), signed_in(app)
+    names = ["台北網頁開發者聚會", "Kaohsiung Rust"]
+    organization_ids = [start(owner, name) for name in names]
+    refused = owner.post(f"/{language}/account/delete", {"email": owner.email})
+    assert refused.status_code == 422
+    page = BeautifulSoup(refused.data, "html.parser")
+    alert = one(page, "[role=alert]").get_text()
+    assert all(name in alert for name in names)
+    assert {"zh-TW": "唯一的擁有者", "en": "the only owner of"}[language] in alert
+    assert owner.get(f"/{language}/organizer/organizations/{organization_ids[0]}") \
+        .status_code == 200  # still signed in, still the owner
+    for organization_id in organization_ids:
+        link = invite_and_wait(app, owner, organization_id, heir.email, role="owner")
+        assert accept(heir, link).status_code == 303
+    assert owner.post(f"/{language}/account/delete", {"email": owner.email}).status_code == 303
+    assert members_of(heir, organization_ids[0]) == {heir.email: "Owner"}
+
+
+def test_two_only_owners_deleting_their_accounts_at_once_leave_one_owner(app):
+    """Each of two owners deleting their account at once sees the other as an owner; the
+    organization's row is locked first, so one of them is refused."""
+    first, second = signed_in(app), signed_in(app)
+    organization_id = start(first)
+    accept(second, invite_and_wait(app, first, organization_id, second.email, role="owner"))
+    accounts = [account_of(app, person) for person in (first, second)]
+
+    def delete(account: Account) -> list[str]:
+        with app.app_context():  # a storage (a connection) of its own
+            return get_db().forget_account(account, suite_start())
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        refused = list(pool.map(delete, accounts))
+    assert sorted(map(bool, refused)) == [False, True]
+    assert query_database(app.config["DATABASE"], "SELECT count(*) FROM memberships "
+                          "WHERE organization_id = ? AND role = 'owner'",
+                          (organization_id,)) == [(1,)]
+
+
+def invite_and_wait(app, owner: Visitor, organization_id: str, email: str,
+                    role: str = "manager") -> str:
+    """Invite `email` as `owner` does, and the link the invitation mail brings."""
+    assert invite(owner, organization_id, email, role).status_code == 303
+    return invitation_link(app, email)
 
 
 INVITATION_LINK = re.compile(r"https?://\S+/organizer/invitations/[\w-]+")

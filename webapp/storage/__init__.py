@@ -520,9 +520,10 @@ class Storage(Protocol):
 
     def adopt_registration(self, registration_id: str, visitor_id: str) -> bool: ...
 
-    def forget_account(self, account: Account, now: datetime) -> None:
+    def forget_account(self, account: Account, now: datetime) -> list[str]:
         """Delete an account and its owner's data: upcoming seats given back, registrations
-        without name or address (counted still), the rest deleted; one transaction."""
+        without name or address (counted still), the rest deleted; one transaction. Not while
+        it is the only owner of an organization: the names of those come back instead."""
         ...
 
     def anonymize_attendees(self, ended_before: datetime) -> int:

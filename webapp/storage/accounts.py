@@ -85,6 +85,16 @@ ADOPT_REGISTRATION = ("UPDATE registrations SET visitor_id = :to WHERE id = :id 
 # Deleting an account (`forget_account`): seats of events still to come are given back, every
 # registration made by it or with its address keeps no name or address (the counts stay), and
 # everything else of it goes, mail to the address included (but what a sender holds now).
+# The organizations an account is the only owner of, locked first (where rows are locked) so
+# that two owners deleting their accounts at once cannot each leave the other the last.
+OWNED_ORGANIZATIONS = ("SELECT id FROM organizations WHERE id IN (SELECT organization_id "
+                       "FROM memberships WHERE account_id = :account AND role = 'owner') "
+                       "ORDER BY id")
+SOLE_OWNER_OF = (
+    "SELECT o.name FROM organizations o JOIN memberships m ON m.organization_id = o.id "
+    "WHERE m.account_id = :account AND m.role = 'owner' AND NOT EXISTS ("
+    "SELECT 1 FROM memberships other WHERE other.organization_id = o.id "
+    "AND other.role = 'owner' AND other.account_id <> :account) ORDER BY o.created_at, o.id")
 FORGET_ACCOUNT = (
     "UPDATE registrations SET state = 'cancelled', cancelled_at = :now "
     "WHERE (visitor_id = :visitor OR email = :email) AND state = 'active' "
@@ -215,10 +225,18 @@ class AccountRecords:
         return self._run(ADOPT_REGISTRATION, {"id": registration_id, "to": visitor_id}) == 1
 
     @guarded
-    def forget_account(self, account: Account, now: datetime) -> None:
-        """Delete an account and what it holds of its owner (`FORGET_ACCOUNT`), at once."""
+    def forget_account(self, account: Account, now: datetime) -> list[str]:
+        """Delete an account and what it holds of its owner (`FORGET_ACCOUNT`), at once,
+        unless it is the only owner of an organization (which would be left with nobody to
+        run it): then nothing changes, and the names of those organizations come back."""
         with self.transaction():
+            self._rows(OWNED_ORGANIZATIONS + self.dialect.locked(in_transaction=True),
+                       {"account": account.id})
+            sole = [row["name"] for row in self._rows(SOLE_OWNER_OF, {"account": account.id})]
+            if sole:
+                return sole
             for statement in FORGET_ACCOUNT:
                 self._run(statement, {"visitor": account.visitor_id, "email": account.email,
                                       "account": account.id,
                                       "now": self.dialect.moment_in(now)})
+        return []

@@ -15,6 +15,7 @@ from typing import Any
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -127,7 +128,16 @@ def delete_account(db: Storage, params: DeleteAccountParams, ctx: ActionContext
     if params["email"] != ctx.account.email:
         return invalid_input("delete_account", {"email": [
             _("Type the address you are signed in with: %(email)s.", email=ctx.account.email)]})
-    db.forget_account(ctx.account, ctx.now)
+    if sole_owner_of := db.forget_account(ctx.account, ctx.now):
+        # An organization is never left without an owner: its events and people need one.
+        why = ngettext(
+            "You are the only owner of %(names)s. Invite another owner there (ownership "
+            "passes when they accept), then delete your account.",
+            "You are the only owner of %(names)s. Invite another owner to each (ownership "
+            "passes when they accept), then delete your account.",
+            len(sole_owner_of),
+            names=_(", ").join(_("“%(name)s”", name=name) for name in sole_owner_of))
+        return invalid_input("delete_account", {"_schema": [why]}, message=why)
     return ToolResult(action="delete_account", status=Status.SUCCESS,
                       message=_("Your account and your data are deleted, and you are signed "
                                 "out everywhere."))
