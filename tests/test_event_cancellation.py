@@ -19,6 +19,8 @@ from helpers import one
 from helpers import query_database
 from helpers import the_jsonld
 from icalendar import Calendar
+from mcp_helpers import McpClient
+from mcp_helpers import connect_agent
 from test_accounts import Inbox
 from test_accounts import deliver
 from test_accounts import text_of
@@ -39,6 +41,8 @@ CANCELLED_SUBJECT = {"zh-TW": "活動取消：WebMCP Intro Workshop",
                      "en": "Cancelled: WebMCP Intro Workshop"}
 CANCELLED_NOTICE = {"zh-TW": "這場活動已取消", "en": "This event is cancelled"}
 REASON = "講者臨時生病，改期另行通知。"
+REFUSED = {"zh-TW": "這場活動已取消：報名已關閉。",
+           "en": "This event is cancelled: registration is closed."}
 
 
 def run_by(app, organization_id: str, event_id: str = EVENT) -> None:
@@ -156,7 +160,12 @@ def test_a_cancelled_event_says_so_and_takes_no_registration(app, organization, 
     assert refused.status_code == 409
     body = refused.get_json()
     assert body["status"] == "conflict"
-    assert ("cancelled" if language == "en" else "取消") in body["message"]
+    assert body["message"] == REFUSED[language]
+    # An agent outside the browser is refused the same way.
+    agent = McpClient(app.test_client(), token=connect_agent(newcomer, language=language))
+    over_mcp = agent.call("prepare_event_registration", {
+        "event_id": EVENT, "attendee_name": "Bo", "email": newcomer.email})["structuredContent"]
+    assert over_mcp["status"] == "conflict" and over_mcp["message"] in REFUSED.values()
 
     # Still found, marked cancelled: a person who heard of it learns it will not happen.
     found = newcomer.get(f"/{language}/events?query=WebMCP", headers=JSON).get_json()
