@@ -2,7 +2,8 @@
 says how many attendees will be mailed; then the event's page, calendar file, feed and
 schema.org status say it is cancelled, registering is refused to people and agents alike,
 each attendee is mailed once in the language they registered in, and cancelling again
-changes nothing. Also the organization's public page, and event pages naming who runs them.
+changes nothing; its waitlist ends. Also the organization's public page, and event pages
+naming who runs them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ from test_event_page import event_data
 from test_event_page import microdata
 from test_organizers import signed_in
 from test_organizers import start
+from test_waitlist import SMALL
+from test_waitlist import add
+from test_waitlist import cancel
+from test_waitlist import fill
+from test_waitlist import join
+from test_waitlist import offered_mail
+from test_waitlist import places
+from test_waitlist import small_event
+from test_waitlist import waitlist_rows
 
 from webapp.storage.connection import get_db
 
@@ -210,3 +220,22 @@ def test_an_event_page_names_the_organization_that_runs_it(app, organization, la
                         "html.parser")
     assert own.select(".event-organizer") == []
     assert "organizer" not in event_data(str(own).encode())
+
+
+def test_a_cancelled_events_waitlist_offers_nothing_more(app, clock, organization):
+    """The places on the waitlist end with the event: a seat that frees afterwards is offered
+    to nobody, and the page offers no waitlist to join."""
+    owner, organization_id = organization
+    add(app, small_event(clock()))
+    run_by(app, organization_id, SMALL)
+    (first, registration), _second = fill(app)
+    waiting = Visitor(app)
+    assert join(waiting)["status"] == "success"
+    assert places(waiting)[0][1] == "waiting"
+    assert owner.post(cancel_address(organization_id, "en", SMALL), {}).status_code == 303
+    assert places(waiting)[0][1] == "expired"
+    cancel(first, registration["id"])
+    assert offered_mail(app) == []
+    assert [state for _email, state in waitlist_rows(app)] == ["expired"]
+    form = BeautifulSoup(Visitor(app).get(f"/en/events/{SMALL}/register").data, "html.parser")
+    assert form.select('[toolname="prepare_event_registration"]') == []
