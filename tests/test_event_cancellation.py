@@ -2,8 +2,8 @@
 says how many attendees will be mailed; then the event's page, calendar file, feed and
 schema.org status say it is cancelled, registering is refused to people and agents alike,
 each attendee is mailed once in the language they registered in, and cancelling again
-changes nothing; its waitlist ends. Also the organization's public page, and event pages
-naming who runs them.
+changes nothing; its waitlist ends and no reminder goes out. Also the organization's public
+page, and event pages naming who runs them.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from test_calendars import feed_calendar
 from test_calendars import make_feed
 from test_event_page import event_data
 from test_event_page import microdata
+from test_mailed_links import remind
+from test_mailed_links import starts_at
 from test_organizers import signed_in
 from test_organizers import start
 from test_waitlist import SMALL
@@ -239,3 +241,14 @@ def test_a_cancelled_events_waitlist_offers_nothing_more(app, clock, organizatio
     assert [state for _email, state in waitlist_rows(app)] == ["expired"]
     form = BeautifulSoup(Visitor(app).get(f"/en/events/{SMALL}/register").data, "html.parser")
     assert form.select('[toolname="prepare_event_registration"]') == []
+
+
+def test_no_reminder_goes_for_a_cancelled_event(app, organization):
+    owner, organization_id = organization
+    attendee = Visitor(app)
+    register_in(attendee, "en")
+    assert owner.post(cancel_address(organization_id, "en"), {}).status_code == 303
+    start = starts_at(attendee, EVENT)
+    clock = app.config["CLOCK"]
+    clock.advance(seconds=(start - clock()).total_seconds() - 23 * 3600)
+    assert remind(app).startswith("0 reminder")
