@@ -220,18 +220,22 @@ def test_every_right_of_every_role_in_own_and_other_organizations(app):
     accounts = {role: account_id_of(app, person) for role, person in people.items()}
 
     def as_before() -> None:
-        """Everyone in their role again (a route may have let one leave)."""
+        """Everyone in their role again (a route may have let one leave), and the sample
+        event of an address run by the own organization (its pages are the organization's)."""
         with app.app_context():
             db = get_db()
             for role, account_id in accounts.items():
                 if db.membership(own, account_id) is None:
                     db.add_member(own, account_id, role, app.config["CLOCK"]())
+            db.set_event_organization(SAMPLE_VALUES["event_id"], own)
 
     as_before()
     not_here = no_such_page(app)
     routes = [(url, method, endpoint) for url, method, endpoint in organizer_rules(app)
               if "organization_id" in url or SAMPLE_VALUES["organization_id"] in url]
     assert routes
+    # Event routes are walked too (each organizer route of an event is one of these).
+    assert any(SAMPLE_VALUES["event_id"] in url for url, _method, _endpoint in routes)
     for url, method, endpoint in routes:
         right = getattr(app.view_functions[endpoint], NEEDS)
         for role, person in people.items():

@@ -36,12 +36,13 @@ KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics
                    "OAuth", "Claude", "VS", "Cursor", "LINE", "NT"}
 # A check-in code, as the registration mail shows it (`domain.tokens.CheckInCodes`).
 CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
-# What the sample walk types into forms (shown again, as typed: the organization it starts
-# and the addresses it signs in and invites with among them), and the name its OAuth client
-# registers with (the consent page shows it as the client gave it).
+# What the sample walk types into forms (shown again, as typed: the organization it starts,
+# the addresses it signs in and invites with and the reason it cancels an event for among
+# them), and the name its OAuth client registers with (the consent page shows it as the
+# client gave it).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
          "not-a-date", "web", "Ann's <agent>", "台北網頁開發者聚會", "owner@example.com",
-         "bob@example.com", "not-an-address")
+         "bob@example.com", "not-an-address", "講者臨時生病。")
 ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 

@@ -76,6 +76,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import mcp
     from .web import oauth
     from .web import openapi
+    from .web import organizations
     from .web import organizer
     from .web import proxies
     from .web import registrations
@@ -109,7 +110,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     cli.init_app(app)
     for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, accounts.bp, mcp.bp,
                       about.bp, health.bp, openapi.bp, discovery.bp, calendars.bp, oauth.bp,
-                      oauth.server_bp, organizer.bp):
+                      oauth.server_bp, organizer.bp, organizations.bp):
         app.register_blueprint(blueprint)
     oauth.init_app(app)
 

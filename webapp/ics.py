@@ -39,7 +39,9 @@ def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
 
     Its UID is the event's id on the site's host, the same in every file. In a feed the event
     also says whether it is cancelled for this visitor, at which revision (`sequence`): a
-    calendar removes an event only when told so under its UID, at a higher SEQUENCE."""
+    calendar removes an event only when told so under its UID, at a higher SEQUENCE. An event
+    its organization cancelled (`state`) says so in every file, one revision after the
+    file that announced it."""
     entry = CalendarEvent.new(
         uid=f"{event['id']}@{urlsplit(page).netloc}", summary=event["title"],
         start=in_site_zone(event["startsAt"]), end=in_site_zone(event["endsAt"]),
@@ -48,6 +50,9 @@ def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
     if "cancelled" in event:
         entry.add("status", "CANCELLED" if event["cancelled"] else "CONFIRMED")
         entry.add("sequence", event["sequence"])
+    elif event.get("state") == "cancelled":
+        entry.add("status", "CANCELLED")
+        entry.add("sequence", 1)
     return entry
 
 

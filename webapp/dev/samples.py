@@ -74,7 +74,8 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         ids |= _join_a_waitlist(visit, ids)
         _sign_an_agent_in(visit, ids)
         _visit_the_other_routes(visit, ids)
-        _run_an_organization(visit)
+        organization = _run_an_organization(visit)
+        _cancel_an_event(visit, organization, ids)
         with sandbox.test_request_context(f"{prefix}/"):
             return visit.pages + _queued_mail(sandbox, prefix)
 
@@ -251,7 +252,7 @@ def _visit_the_other_routes(visit: LanguageRecorder, ids: dict[str, str]) -> Non
                 visit.get(url, query_string=given, headers=headers)
 
 
-def _run_an_organization(visit: LanguageRecorder) -> None:
+def _run_an_organization(visit: LanguageRecorder) -> str:
     """Signed in (with a link made here), a person starts an organization, invites someone
     (once with a bad address), and the invited person's link shows its page: the organizer
     area's pages, and the invitation's mail."""
@@ -284,6 +285,29 @@ def _run_an_organization(visit: LanguageRecorder) -> None:
         get_db().create_invitation(replace(open_one, id="inv-sample", email="owner@example.com"),
                                    hash_token("sample-invitation"))
     visit.get("/organizer/invitations/sample-invitation")
+    return organization
+
+
+def _cancel_an_event(visit: LanguageRecorder, organization: str, ids: dict[str, str]) -> None:
+    """The organization runs the event the walk holds a registration for: its public page
+    and the event's name it; the organizer cancels it (once with a reason too long), which
+    mails the attendee; then the event's page, its registration form and the search say it is
+    cancelled."""
+    from ..storage.connection import get_db
+
+    event = ids["event_id"]
+    with visit.app.app_context():
+        get_db().set_event_organization(event, organization)
+    visit.get(f"/organizations/{organization}")
+    visit.get(f"/events/{event}")
+    cancel = f"/organizer/organizations/{organization}/events/{event}/cancel"
+    csrf = _field_value(CSRF_FIELD, visit.get(cancel).get_data(as_text=True))
+    reason = "講者臨時生病。"
+    visit.post(cancel, data={"csrf_token": csrf, "reason": reason * 50})
+    visit.post(cancel, data={"csrf_token": csrf, "reason": reason}, follow_redirects=True)
+    visit.get(f"/events/{event}")
+    visit.get(f"/events/{event}/register")
+    visit.get("/events")
 
 
 def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:

@@ -20,7 +20,7 @@ from .schemas import LEVELS
 from .schemas import LOCATIONS
 from .schemas import PRICES
 
-EVENT_STATES = ("open", "full", "closed")
+EVENT_STATES = ("open", "full", "closed", "cancelled")
 # What an empty search offers instead (actions/events.py, `nearest_searches`).
 NEAREST_KINDS = ("any_date", "same_place", "online")
 REGISTRATION_STATES = ("active", "cancelled")
@@ -72,6 +72,8 @@ class EventDetailsOutput(EventListingOutput):
     description = fields.String(required=True)
     ends_at = _moment("endsAt")
     venue = fields.String(required=True)
+    cancellation_reason = fields.String(data_key="cancellationReason", metadata={
+        "description": "cancelled: why, in the organizer's words, when they said"})
 
 
 class RegistrationOutput(ToolOutput):

@@ -18,7 +18,7 @@ from ..storage import Registration
 from .pages import Pages
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
-UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue")
+UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue", "cancellationReason")
 
 
 def local_time(moment: datetime, timezone: ZoneInfo) -> str:
@@ -27,12 +27,16 @@ def local_time(moment: datetime, timezone: ZoneInfo) -> str:
 
 
 def event_state(event: Event, now: datetime) -> str:
-    """open, full or closed: registration closes at the deadline; full when no seat is left."""
-    return _state(event.starts_at, event.registration_deadline, event.remaining_seats, now)
+    """open, full, closed or cancelled: registration closes at the deadline; full when no
+    seat is left; cancelled once its organization cancelled it, whatever else."""
+    return _state(event.starts_at, event.registration_deadline, event.remaining_seats, now,
+                  cancelled=event.cancelled_at is not None)
 
 
 def _state(starts_at: datetime, deadline: datetime, remaining: int | None,
-           now: datetime) -> str:
+           now: datetime, cancelled: bool) -> str:
+    if cancelled:
+        return "cancelled"
     if now > deadline or now >= starts_at:
         return "closed"
     if remaining == 0:
@@ -59,30 +63,36 @@ def event_listing(event: EventSummary, seats: Availability, now: datetime,
     """A search result item with what a card shows at a glance (counted now)."""
     return {**event_summary(event, timezone, pages),
             **_at_a_glance(event, seats.remaining_seats, seats.registration_deadline,
-                           seats.price_amount, seats.price_currency, now, timezone)}
+                           seats.price_amount, seats.price_currency, now, timezone,
+                           cancelled=seats.cancelled)}
 
 
 def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
                   ) -> dict[str, Any]:
-    """Everything a visitor needs to decide about one event (seats counted now)."""
-    return {
+    """Everything a visitor needs to decide about one event (seats counted now); a
+    cancelled one says why, when its organization said (`cancellationReason`)."""
+    details = {
         **event_summary(event, timezone, pages),
         "description": event.description,
         "endsAt": local_time(event.ends_at, timezone),
         "venue": event.venue,
         **_at_a_glance(event, event.remaining_seats, event.registration_deadline,
-                       event.price_amount, event.price_currency, now, timezone),
+                       event.price_amount, event.price_currency, now, timezone,
+                       cancelled=event.cancelled_at is not None),
     }
+    if event.cancelled_at is not None and event.cancellation_reason:
+        details["cancellationReason"] = event.cancellation_reason
+    return details
 
 
 def _at_a_glance(event: EventSummary, remaining: int | None, deadline: datetime,
-                 amount: int | None, currency: str, now: datetime, timezone: ZoneInfo
-                 ) -> dict[str, Any]:
+                 amount: int | None, currency: str, now: datetime, timezone: ZoneInfo,
+                 cancelled: bool) -> dict[str, Any]:
     """Seats left, whether registration is open and until when, and the price."""
     return {
         "remainingSeats": remaining,
         "registrationDeadline": local_time(deadline, timezone),
-        "state": _state(event.starts_at, deadline, remaining, now),
+        "state": _state(event.starts_at, deadline, remaining, now, cancelled),
         # What it costs: 0 when free; None when paid and the organizer gave no amount.
         "priceAmount": 0 if event.price == "free" else amount,
         "priceCurrency": currency,

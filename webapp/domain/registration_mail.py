@@ -1,6 +1,7 @@
 """The mail a registration sends: "registered" when a person confirms one, "cancelled" when
-they cancel it, "a seat is yours" when the waitlist offers one, each queued in the transaction
-that makes the change (`Storage.queue_mail`), so the mail is kept exactly when the change is.
+they cancel it, "a seat is yours" when the waitlist offers one, "the event is cancelled" when
+its organization cancels it, each queued in the transaction that makes the change
+(`Storage.queue_mail`), so the mail is kept exactly when the change is.
 
 The payload holds everything the mail shows, as it was when the change was made: the delivery
 loop looks nothing up, and a template fixed later still reaches mail waiting to be sent. Times
@@ -14,6 +15,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from ..mail.kinds import EVENT_CANCELLED
 from ..mail.kinds import REGISTRATION_CANCELLED
 from ..mail.kinds import REGISTRATION_CONFIRMED
 from ..mail.kinds import REGISTRATION_REMINDER
@@ -68,6 +70,18 @@ def queue_registration_cancelled(db: Storage, registration: Registration, event:
     payload = registration_facts(registration, event, ctx, ctx.language)
     return db.queue_mail(f"registration-cancelled:{registration.id}", registration.email,
                          REGISTRATION_CANCELLED.name, ctx.language, payload, ctx.now)
+
+
+def queue_event_cancelled(db: Storage, registration: Registration, event: Event,
+                          ctx: ActionContext) -> bool:
+    """Queue the "this event is cancelled" mail to an attendee, in the language they
+    registered in, with the organization's reason if it gave one; call it inside the
+    transaction that cancels the event (an event is cancelled once, so each attendee is
+    mailed once)."""
+    payload = {**registration_facts(registration, event, ctx, registration.language),
+               "reason": event.cancellation_reason}
+    return db.queue_mail(f"event-cancelled:{registration.id}", registration.email,
+                         EVENT_CANCELLED.name, registration.language, payload, ctx.now)
 
 
 def queue_waitlist_offer(db: Storage, entry: WaitlistEntry, event: Event, ctx: ActionContext

@@ -564,3 +564,23 @@ class OrganizationParams(TypedDict):
     """What `OrganizationInput` loads."""
 
     organization_id: str
+
+
+class CancelEventInput(ToolInput):
+    """Cancelling an event the organization runs (a person's action: a manager's or an
+    owner's), with a line telling attendees why, if the organizer wants to."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    # Any event id of the address (the route found it among the organization's events).
+    event_id = fields.String(required=True, validate=length(min=1, max=80))
+    reason = fields.String(
+        load_default="", validate=[length(max=280), VisibleText()],
+        metadata={"label": _l("Why it is cancelled (optional)"), "autocomplete": "off"})
+
+
+class CancelEventParams(TypedDict):
+    """What `CancelEventInput` loads."""
+
+    organization_id: str
+    event_id: str
+    reason: str

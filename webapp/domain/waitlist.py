@@ -33,7 +33,10 @@ LAST_HOLD = timedelta(hours=1)
 
 def offer_ends_at(event: Event, now: datetime) -> datetime | None:
     """When an offer made `now` stops holding its seat (`HOLDS`, never past the registration
-    deadline); None when registration is closed and nothing can be offered."""
+    deadline); None when registration is closed, or the event cancelled, and nothing can be
+    offered."""
+    if event.cancelled_at is not None:
+        return None
     ahead = event.starts_at - now
     hold = next((hold for beyond, hold in HOLDS if ahead > beyond), LAST_HOLD)
     ends = min(now + hold, event.registration_deadline, event.starts_at)

@@ -90,6 +90,13 @@ WAITLIST_OFFER = MailKind(
     link_field="acceptUrl",
 )
 
+EVENT_CANCELLED = MailKind(
+    name="event_cancelled",
+    # Translators: the subject of the mail telling an attendee that the organizer cancelled
+    # the event.
+    subject=lambda payload: _("Cancelled: %(title)s", title=payload["event"]["title"]),
+)
+
 SIGN_IN_LINK = MailKind(
     name="sign_in_link",
     # Translators: the subject of the mail carrying a sign-in link.
@@ -106,8 +113,8 @@ ORGANIZATION_INVITATION = MailKind(
 )
 
 KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
-                                      REGISTRATION_REMINDER, WAITLIST_OFFER, SIGN_IN_LINK,
-                                      ORGANIZATION_INVITATION)}
+                                      REGISTRATION_REMINDER, WAITLIST_OFFER, EVENT_CANCELLED,
+                                      SIGN_IN_LINK, ORGANIZATION_INVITATION)}
 
 
 def kind_named(name: str) -> MailKind:

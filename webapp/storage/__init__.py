@@ -63,6 +63,11 @@ class Event(EventSummary):
     price_currency: str = "TWD"
     # Whether a full event lets people wait for a seat that frees (`storage.waitlist`).
     waitlist: bool = False
+    # Read, never written by an import: the organization that runs the event (None: the
+    # site's own), and when it cancelled it, with the reason it gave ("" for none).
+    organization_id: str | None = None
+    cancelled_at: datetime | None = None
+    cancellation_reason: str = ""
 
     @property
     def remaining_seats(self) -> int | None:
@@ -82,6 +87,7 @@ class Availability:
     registration_deadline: datetime
     price_amount: int | None
     price_currency: str
+    cancelled: bool = False
 
     @property
     def remaining_seats(self) -> int:
@@ -576,6 +582,21 @@ class Storage(Protocol):
         ...
 
     def event_organization(self, event_id: str) -> str | None: ...
+
+    def organization_events(self, organization_id: str, limit: int) -> list[Event]:
+        """The latest `limit` events the organization runs, the latest start first."""
+        ...
+
+    def event_attendees(self, event_id: str) -> list[Registration]:
+        """The event's active registrations, the earliest first."""
+        ...
+
+    def count_attendees(self, event_id: str) -> int: ...
+
+    def cancel_event(self, event_id: str, reason: str, now: datetime) -> bool:
+        """Cancel an event not cancelled yet and end its waitlist (atomic); False when there
+        is no such event or it was cancelled already."""
+        ...
 
     def record_audit(self, entry: AuditEntry) -> None: ...
 

@@ -55,7 +55,10 @@ Row = Mapping[str, Any]
 EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
                 "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
                 "price_amount", "price_currency", "waitlist")
-EVENT_COLUMNS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
+# What an event's row says beyond what an import writes (`EVENT_FIELDS`): who runs it and
+# whether it was cancelled, which an import of the same event must never undo.
+EVENT_COLUMNS = ", ".join(f"e.{name}" for name in (*EVENT_FIELDS, "organization_id",
+                                                   "cancelled_at", "cancellation_reason"))
 # Seats are taken by active registrations and by the waitlist's live entries: an offer holds
 # its seat, and a seat that frees while anyone waits is theirs (`storage.waitlist`), so nobody
 # else sees it free. (An offer whose time ran out counts until it is passed on: never a seat
@@ -65,7 +68,7 @@ CLAIMS = ("(SELECT count(*) FROM registrations r WHERE r.event_id = {event} "
           "WHERE w.event_id = {event} AND w.state IN ('waiting', 'offered'))")
 AVAILABILITY = (
     "SELECT e.id, e.capacity, e.held_seats, e.registration_deadline, e.price_amount, "
-    "e.price_currency, " + CLAIMS.format(event="e.id") + " AS active "
+    "e.price_currency, e.cancelled_at, " + CLAIMS.format(event="e.id") + " AS active "
     "FROM events e WHERE e.id IN ({ids})")
 SEATS_CLAIMED = "SELECT " + CLAIMS.format(event=":id") + " AS active"
 REGISTRATION_SELECT = (
@@ -106,6 +109,9 @@ def event_of(row: Row, moment: Moment, seats_taken: int | None = None) -> Event:
         price_amount=row["price_amount"],
         price_currency=row["price_currency"],
         waitlist=bool(row["waitlist"]),  # SQLite keeps a boolean as 0 or 1
+        organization_id=row["organization_id"],
+        cancelled_at=moment(row["cancelled_at"]) if row["cancelled_at"] else None,
+        cancellation_reason=row["cancellation_reason"],
     )
 
 
@@ -197,14 +203,31 @@ CREATE_REGISTRATION = (
     "INSERT INTO registrations (id, event_id, visitor_id, attendee_name, email, state, "
     "created_at, language) VALUES (:id, :event_id, :visitor_id, :attendee_name, :email, "
     ":state, :created_at, :language)")
-# Active registrations whose event starts in [:after, :before).
+# Active registrations whose event starts in [:after, :before) (and is not cancelled: nobody
+# is reminded of what will not happen).
 REGISTRATIONS_STARTING = (f"{REGISTRATION_SELECT} WHERE r.state = 'active' "
+                          "AND e.cancelled_at IS NULL "
                           "AND e.starts_at >= :after AND e.starts_at < :before "
                           "ORDER BY e.starts_at, r.id")
 ACTIVE_REGISTRATION = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id "
                        "AND r.event_id = :event_id AND r.state = 'active'")
 EMAIL_REGISTERED = ("SELECT 1 FROM registrations WHERE event_id = :event_id AND state = 'active' "
                     "AND lower(email) = lower(:email) LIMIT 1")
+EVENT_ATTENDEES = (f"{REGISTRATION_SELECT} WHERE r.event_id = :event_id "
+                   "AND r.state = 'active' ORDER BY r.created_at, r.id")
+COUNT_ATTENDEES = ("SELECT count(*) AS attendees FROM registrations "
+                   "WHERE event_id = :event_id AND state = 'active'")
+# Cancelling is one statement that also tells whether it was done now: a second cancel,
+# or two at once, change nothing more.
+CANCEL_EVENT = ("UPDATE events SET cancelled_at = :now, cancellation_reason = :reason "
+                "WHERE id = :id AND cancelled_at IS NULL RETURNING id")
+# A cancelled event's waitlist offers nothing more: every place in it ends.
+END_WAITLIST = ("UPDATE waitlist SET state = 'expired', ended_at = :now "
+                "WHERE event_id = :event_id AND state IN ('waiting', 'offered')")
+# An organization's events, the latest start first (its public page splits them).
+ORGANIZATION_EVENTS = (f"SELECT {EVENT_COLUMNS} FROM events e "
+                       "WHERE e.organization_id = :organization_id "
+                       "ORDER BY e.starts_at DESC, e.id LIMIT :limit")
 VISITOR_REGISTRATIONS = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id "
                          "ORDER BY r.state = 'cancelled', e.starts_at, r.created_at")
 CANCEL_REGISTRATION = ("UPDATE registrations SET state = 'cancelled', cancelled_at = :now "
@@ -364,6 +387,13 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         return event_of(row, self.dialect.moment_out, taken)
 
     @guarded
+    def organization_events(self, organization_id: str, limit: int) -> list[Event]:
+        """The latest `limit` events the organization runs, the latest start first."""
+        moment_out = self.dialect.moment_out
+        return [event_of(row, moment_out) for row in self._rows(
+            ORGANIZATION_EVENTS, {"organization_id": organization_id, "limit": limit})]
+
+    @guarded
     def import_events(self, events: list[Event]) -> int:
         """Insert or update events, all or nothing; returns how many were written.
 
@@ -477,7 +507,8 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         return {row["id"]: Availability(
             capacity=row["capacity"], seats_taken=row["held_seats"] + row["active"],
             registration_deadline=moment_out(row["registration_deadline"]),
-            price_amount=row["price_amount"], price_currency=row["price_currency"])
+            price_amount=row["price_amount"], price_currency=row["price_currency"],
+            cancelled=row["cancelled_at"] is not None)
             for row in rows}
 
     @guarded
@@ -584,6 +615,32 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         moment_out = self.dialect.moment_out
         return [registration_of(row, moment_out)
                 for row in self._rows(VISITOR_REGISTRATIONS, {"visitor_id": visitor_id})]
+
+    @guarded
+    def event_attendees(self, event_id: str) -> list[Registration]:
+        """The event's active registrations, the earliest first."""
+        moment_out = self.dialect.moment_out
+        return [registration_of(row, moment_out)
+                for row in self._rows(EVENT_ATTENDEES, {"event_id": event_id})]
+
+    @guarded
+    def count_attendees(self, event_id: str) -> int:
+        """How many active registrations the event has."""
+        row = self._one(COUNT_ATTENDEES, {"event_id": event_id})
+        return int(row["attendees"]) if row else 0
+
+    @guarded
+    def cancel_event(self, event_id: str, reason: str, now: datetime) -> bool:
+        """Cancel an event not cancelled yet, giving `reason`, and end its waitlist; False
+        (and nothing changed) when there is no such event or it was cancelled already. Call
+        inside the transaction that tells its attendees."""
+        with self.transaction():
+            moment = self.dialect.moment_in(now)
+            if self._returning(CANCEL_EVENT, {"id": event_id, "reason": reason,
+                                              "now": moment}) is None:
+                return False
+            self._run(END_WAITLIST, {"event_id": event_id, "now": moment})
+            return True
 
     @guarded
     def cancel_registration(self, registration_id: str, now: datetime) -> None:

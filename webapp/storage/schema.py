@@ -350,4 +350,11 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         )""",
         "CREATE INDEX check_ins_by_event ON check_ins (event_id, checked_in_at)",
     ),
+    # When an organization cancelled an event, and the line it gave people as the reason
+    # (empty: none given). A cancelled event keeps its page, its search terms and its
+    # registrations: the page and calendars say it is cancelled, and registering is refused.
+    "015_cancelled_events": (
+        "ALTER TABLE events ADD COLUMN cancelled_at {moment}",
+        "ALTER TABLE events ADD COLUMN cancellation_reason text NOT NULL DEFAULT ''",
+    ),
 }

@@ -30,6 +30,7 @@ from flask_webmcp.routes import tool_route
 from ..domain.actions import events as actions
 from ..domain.actions import registrations
 from ..domain.actions.calendars import event_for_calendar
+from ..domain.organization_pages import organizer_of
 from ..storage.connection import get_db
 from .caching import public
 from .calls import action_context
@@ -95,6 +96,7 @@ def detail(event_id: str) -> Response:
     shown = page_result(details)
     return render_result(shown, "events/detail.html", "events/_details.html",
                          event=details.data["event"], saved=is_saved(event_id),
+                         organizer=organizer_of(get_db(), event_id),
                          registration=held_registration(event_id),
                          waitlist=waitlist_standing(event_id),
                          save_result=shown if shown.action in ("save_event", "remove_saved_event")
@@ -129,6 +131,7 @@ def preview() -> Response:
         return with_vary(redirect(url_for(".detail", event_id=event["id"]), code=303))
     return render_result(result, "events/detail.html", "events/_preview.html",
                          event=event, saved=is_saved(event["id"]),
+                         organizer=organizer_of(get_db(), event["id"]),
                          registration=held_registration(event["id"]),
                          waitlist=waitlist_standing(event["id"]), save_result=None)
 

@@ -256,3 +256,8 @@ def leave(organization_id: str) -> Response:
                               redirect_to=url_for(".dashboard"),
                               page_context=lambda: actions.dashboard(get_db(), _context()),
                               values={}, errors={})
+
+
+# The area's further steps, each in a module of its own, add their routes to `bp` (and are
+# let in by `admit`) once imported here.
+from . import event_cancellation  # noqa: E402, F401

@@ -78,9 +78,10 @@ def feed_events(db: Storage, token: str, ctx: ActionContext) -> list[dict[str, A
     when no feed has it (never made, replaced or stopped).
 
     Each is the event's details plus `cancelled` (no registration of theirs for it is
-    active) and `sequence`, the RFC 5545 revision of their calendar entry: each registration
-    and each cancellation after the first registration raises it, so a calendar applies the
-    latest (registered, cancelled, registered again…).
+    active, or its organization cancelled the event) and `sequence`, the RFC 5545 revision of
+    their calendar entry: each registration and each cancellation after the first
+    registration raises it, so a calendar applies the latest (registered, cancelled,
+    registered again…).
     """
     visitor_id = db.calendar_feed_owner(hash_token(token))
     if visitor_id is None:
@@ -93,7 +94,8 @@ def feed_events(db: Storage, token: str, ctx: ActionContext) -> list[dict[str, A
         event = db.get_event(event_id, count_seats=True)
         if event is None:
             continue
-        cancelled = all(r.state == "cancelled" for r in registrations)
+        cancelled = (event.cancelled_at is not None
+                     or all(r.state == "cancelled" for r in registrations))
         events.append({**event_details(event, ctx.now, ctx.timezone, ctx.pages),
                        "cancelled": cancelled,
                        "sequence": 2 * (len(registrations) - 1) + int(cancelled)})

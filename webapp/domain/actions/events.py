@@ -195,6 +195,8 @@ def get_event_details(db: Storage, params: EventParams, ctx: ActionContext) -> T
         "open": to_register(ctx.pages, event.id),
         "full": _("Tell the user the event is full. save_event still keeps it in their list."),
         "closed": _("Tell the user registration is closed. save_event still keeps it."),
+        "cancelled": _("Tell the user the event is cancelled: it will not take place, and "
+                       "nobody can register for it."),
     }
     return ToolResult(
         action="get_event_details",
@@ -202,7 +204,8 @@ def get_event_details(db: Storage, params: EventParams, ctx: ActionContext) -> T
         message=_("These are the event's current details."),
         data={"event": details},
         next_action=next_steps[details["state"]],
-        untrusted_fields=tuple(f"data.event.{name}" for name in UNTRUSTED_EVENT_FIELDS),
+        untrusted_fields=tuple(f"data.event.{name}" for name in UNTRUSTED_EVENT_FIELDS
+                               if name in details),
         target=event.id,
     )
 

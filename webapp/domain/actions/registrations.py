@@ -167,7 +167,11 @@ def spent_or_expired(confirmation: Confirmation, ctx: ActionContext, name: str
 
 
 def closed_or_full(name: str, state: str) -> ToolResult | None:
-    """The conflict refusing a seat of an event full or closed, else None."""
+    """The conflict refusing a seat of an event full, closed or cancelled, else None."""
+    if state == "cancelled":
+        return conflict(name, _("This event is cancelled: registration is closed."),
+                        next_action=_("Tell the user the event is cancelled and will not take "
+                                      "place; do not retry."))
     if state == "full":
         return conflict(name, _("This event is full: no seat is left."),
                         next_action=_("Tell the user the event is full; do not retry."))

@@ -41,6 +41,7 @@ from . import ActionContext
 from .events import unknown_event
 from .registrations import CONFIRM_REGISTRATION
 from .registrations import JOIN_WAITLIST
+from .registrations import closed_or_full
 from .registrations import email_taken
 from .registrations import own_confirmation
 from .registrations import spent_or_expired
@@ -68,8 +69,11 @@ def join_waitlist(db: Storage, params: ConfirmParams, ctx: ActionContext) -> Too
         event = db.get_event(confirmation.target_id, count_seats=True, for_update=True)
         if event is None:
             return unknown_event(name)
-        if event_state(event, ctx.now) == "closed":
-            return conflict(name, _("Registration for this event is closed."))
+        state = event_state(event, ctx.now)
+        # A full event is what a waitlist is for: only a closed or cancelled one refuses.
+        refused = closed_or_full(name, state) if state in ("closed", "cancelled") else None
+        if refused:
+            return refused
         existing = db.active_registration(confirmation.visitor_id, event.id)
         if existing:
             return replace(conflict(name, _("You are already registered for this event."),
@@ -129,6 +133,9 @@ def accept_waitlist_offer(db: Storage, params: WaitlistEntryParams, ctx: ActionC
         event = db.get_event(entry.event_id, for_update=True)
         if event is None:
             return unknown_event(name)
+        refused = closed_or_full(name, "cancelled") if event.cancelled_at else None
+        if refused:
+            return refused
         pass_on(db, event.id, ctx)  # an offer whose hold ran out has ended first
         current = db.waitlist_entry(entry.id)
         if current is None or current.state != "offered":

@@ -1,0 +1,43 @@
+"""What the public side of the site shows of organizations: an organization's own page (its
+name, what it is, its upcoming and past events) and, on an event's page, who runs it.
+
+Read-only and the same for everyone: nothing here needs a visitor or an account.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..storage import Storage
+from .actions import ActionContext
+from .actions.organizers import organization_view
+from .projections import event_listing
+
+# How many of its events an organization's page lists (the latest starts first).
+EVENTS_SHOWN = 100
+
+
+def organizer_of(db: Storage, event_id: str) -> dict[str, Any] | None:
+    """The organization that runs an event, as pages name it (None: the site's own event,
+    or no such event)."""
+    organization_id = db.event_organization(event_id)
+    organization = db.get_organization(organization_id) if organization_id else None
+    return organization_view(organization) if organization else None
+
+
+def organization_page(db: Storage, organization_id: str, ctx: ActionContext
+                      ) -> dict[str, Any] | None:
+    """An organization's public page: the organization, its events still to come (the
+    soonest first) and its past ones (the latest first), each as a search result shows it,
+    seats counted now; None when there is no such organization."""
+    organization = db.get_organization(organization_id)
+    if organization is None:
+        return None
+    events = db.organization_events(organization_id, EVENTS_SHOWN)
+    seats = db.availability([event.id for event in events])
+    listed = [(event, event_listing(event, seats[event.id], ctx.now, ctx.timezone, ctx.pages))
+              for event in events if event.id in seats]
+    return {"organization": organization_view(organization),
+            "upcoming": [shown for event, shown in reversed(listed)
+                         if event.starts_at > ctx.now],
+            "past": [shown for event, shown in listed if event.starts_at <= ctx.now]}
