@@ -59,4 +59,5 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "change_role": _l("%(who)s made a member %(role)s"),
     "remove_member": _l("%(who)s removed a member"),
     "leave_organization": _l("%(who)s left"),
+    "check_in": _l("%(who)s checked an attendee in"),
 }
