@@ -41,7 +41,7 @@ CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
 # registers with (the consent page shows it as the client gave it).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
          "not-a-date", "web", "Ann's <agent>", "台北網頁開發者聚會", "owner@example.com",
-         "bob@example.com", "not-an-address")
+         "bob@example.com", "not-an-address", "ann.door@example.com")
 ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 

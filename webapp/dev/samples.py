@@ -304,7 +304,7 @@ def _check_in_at_the_door(visit: LanguageRecorder, organization: str, csrf: str)
         visit.post(door, data={"csrf_token": csrf, "code": "not a code"}, headers=headers)
         visit.post(door, data={"csrf_token": csrf, "code": "AAAA-AAAA-AAAA"}, headers=headers)
     review = visit.post(f"/events/{event_id}/register", headers=HTMX, data={
-        "csrf_token": csrf, "attendee_name": "王小明", "email": "door@example.com"})
+        "csrf_token": csrf, "attendee_name": "Ann Lee", "email": "ann.door@example.com"})
     token = _field_value(TOKEN_FIELD, review.get_data(as_text=True))
     confirmed = visit.post("/registrations/confirm", headers=JSON,
                            data={"csrf_token": csrf, "confirmation_token": token}).get_json()
