@@ -13,7 +13,6 @@ the same way, since a door in a hurry sends it too.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from datetime import timedelta
@@ -43,8 +42,7 @@ from .stats import spread
 
 SIZE = 1_000
 CHECK_INS = 15  # per round and kind (first check-in, and the same code again)
-SECRET = "server test secret"  # what `servers.gunicorn` gives the server
-ORGANIZATION = re.compile(r"/organizer/organizations/(org-[\w-]+)")
+SERVER_KEY = "server test secret"  # the secret key `servers.gunicorn` gives the server
 
 
 def measure(rounds: int) -> dict[str, Any]:
@@ -61,7 +59,7 @@ def measure(rounds: int) -> dict[str, Any]:
 
 def prepare(copy: Path) -> str:
     """A sign-in link for the owner, kept in the copy before it is served; its path."""
-    app = create_app({"DATABASE": str(copy), "SECRET_KEY": SECRET, "TESTING": True})
+    app = create_app({"DATABASE": str(copy), "SECRET_KEY": SERVER_KEY, "TESTING": True})
     with app.app_context():
         get_db().create_sign_in_link(hash_token("bench-door"), "door-owner@example.com",
                                      suite_start(), suite_start() + timedelta(days=1))
@@ -89,7 +87,7 @@ def open_the_door(base: str, copy: Path, event_id: str, sign_in: str
 
 def register(base: str, event_id: str, count: int) -> list[str]:
     """`count` people register for the event; their check-in codes."""
-    codes = CheckInCodes(SECRET.encode())
+    codes = CheckInCodes(SERVER_KEY.encode())
     found = []
     for number in range(count):
         visitor = HttpVisitor(base)
