@@ -50,10 +50,10 @@ def y4m_of(png: bytes, path: Path, frames: int = 5) -> Path:
     return path
 
 
-def registered_code(site: Site) -> str:
+def registered_code(site: Site, email: str = "scan.me@example.com") -> str:
     """Someone registers for the event as people do; the code of their registration mail."""
     visitor = HttpVisitor(site.base_url)
-    token = visitor.prepare_registration(EVENT, "王小明", "scan.me@example.com")
+    token = visitor.prepare_registration(EVENT, "王小明", email)
     registration = visitor.confirm_registration(token).json()["data"]["registration"]
     return CheckInCodes(SECRET).code_for(registration["id"])
 
@@ -93,3 +93,40 @@ def test_a_scanned_qr_code_checks_in_once(chromium: Browser, site: Site, tmp_pat
         context.close()
     finally:
         camera.close()
+
+
+def test_a_lost_answer_is_said_and_pressing_again_never_checks_in_twice(open_tab, site: Site):
+    """The check-in reaches the site but its answer is lost on the way back: the door says the
+    connection failed, keeps the code, and a second press answers "already checked in"."""
+    code = registered_code(site, "lost.answer@example.com")
+    tab = open_tab(language="en")
+    sign_in(tab, site)
+    tab.page.goto(site.url("/en/organizer/organizations/new"))
+    tab.page.get_by_label("Organization name").fill("台北網頁開發者聚會")
+    tab.page.locator("main form button[type=submit]").click()
+    expect(tab.page).to_have_url(re.compile(r".*/organizations/org-[\w-]+$"))
+    organization_id = tab.page.url.rsplit("/", 1)[1]
+    with closing(SQLiteStorage.open(site.database)) as storage:
+        assert storage.set_event_organization(EVENT, organization_id)
+    door = site.url(f"/en/organizer/organizations/{organization_id}/events/{EVENT}/door")
+    tab.page.goto(door)
+
+    def lose_the_answer(route) -> None:
+        route.fetch()  # the site checks the attendee in…
+        route.abort("connectionreset")  # …and the answer never arrives
+
+    tab.page.route(door, lose_the_answer)
+    tab.page.locator("#check_in-code").fill(code.lower())
+    tab.page.get_by_role("button", name="Check in", exact=True).click()
+    failed = tab.page.locator("#door-connection")
+    expect(failed).to_be_visible()
+    expect(failed).to_contain_text("the connection failed")
+    expect(tab.page.locator("#check_in-code")).to_have_value(code.lower())
+    tab.page.unroute(door)
+    tab.page.get_by_role("button", name="Check in", exact=True).click()
+    answer = tab.page.locator(".door-answer")
+    expect(answer).to_contain_text("Already checked in")
+    expect(answer).to_contain_text("by you")
+    expect(failed).to_be_hidden()
+    with closing(SQLiteStorage.open(site.database)) as storage:
+        assert storage.door_counts(EVENT)[0] >= 1
