@@ -41,6 +41,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "role": "manager",
     "invitation_id": "inv-aaaaaaaaaaaa",
     "account_id": "acc-aaaaaaaaaaaa",
+    "code": "K7QM-2XPA-64TD",
 }
 
 

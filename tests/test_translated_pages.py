@@ -42,7 +42,8 @@ CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
 # client gave it).
 TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
          "not-a-date", "web", "Ann's <agent>", "台北網頁開發者聚會", "owner@example.com",
-         "bob@example.com", "not-an-address", "講者臨時生病。")
+         "bob@example.com", "not-an-address", "講者臨時生病。",
+         "ann.door@example.com")
 ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 

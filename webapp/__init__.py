@@ -68,6 +68,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import carried
     from .web import compression
     from .web import discovery
+    from .web import door
     from .web import errors
     from .web import events
     from .web import health
@@ -108,6 +109,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     templating.init_app(app)
     calendars.init_app(app)
     cli.init_app(app)
+    # The door's routes join the organizer area, behind its `admit`.
+    assert door.DOOR_BLUEPRINT is organizer.bp, "the door page is part of the organizer area"
     for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, accounts.bp, mcp.bp,
                       about.bp, health.bp, openapi.bp, discovery.bp, calendars.bp, oauth.bp,
                       oauth.server_bp, organizer.bp, organizations.bp):

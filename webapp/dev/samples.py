@@ -285,6 +285,7 @@ def _run_an_organization(visit: LanguageRecorder) -> str:
         get_db().create_invitation(replace(open_one, id="inv-sample", email="owner@example.com"),
                                    hash_token("sample-invitation"))
     visit.get("/organizer/invitations/sample-invitation")
+    _check_in_at_the_door(visit, organization, csrf)
     return organization
 
 
@@ -308,6 +309,35 @@ def _cancel_an_event(visit: LanguageRecorder, organization: str, ids: dict[str, 
     visit.get(f"/events/{event}")
     visit.get(f"/events/{event}/register")
     visit.get("/events")
+
+
+def _check_in_at_the_door(visit: LanguageRecorder, organization: str, csrf: str) -> None:
+    """The organization runs a seed event: its door page, a code typed wrong and one of
+    nobody (as pages and as htmx's panel), an attendee checked in, then refused a second
+    time."""
+    from ..domain.tokens import CheckInCodes
+    from ..storage.connection import get_db
+
+    app = visit.app
+    event_id = "evt-design-tokens-taipei"
+    with app.app_context():
+        get_db().set_event_organization(event_id, organization)
+    door = f"/organizer/organizations/{organization}/events/{event_id}/door"
+    visit.get(door)
+    for headers in ({}, HTMX):
+        visit.post(door, data={"csrf_token": csrf, "code": "not a code"}, headers=headers)
+        visit.post(door, data={"csrf_token": csrf, "code": "AAAA-AAAA-AAAA"}, headers=headers)
+    review = visit.post(f"/events/{event_id}/register", headers=HTMX, data={
+        "csrf_token": csrf, "attendee_name": "Ann Lee", "email": "ann.door@example.com"})
+    token = _field_value(TOKEN_FIELD, review.get_data(as_text=True))
+    confirmed = visit.post("/registrations/confirm", headers=JSON,
+                           data={"csrf_token": csrf, "confirmation_token": token}).get_json()
+    key = app.secret_key
+    code = CheckInCodes(key if isinstance(key, bytes) else str(key).encode()).code_for(
+        confirmed["data"]["registration"]["id"])
+    visit.post(door, data={"csrf_token": csrf, "code": code}, follow_redirects=True)
+    visit.post(door, data={"csrf_token": csrf, "code": code}, headers=HTMX)
+    visit.post(door, data={"csrf_token": csrf, "code": code})
 
 
 def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:

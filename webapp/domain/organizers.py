@@ -60,4 +60,5 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "remove_member": _l("%(who)s removed a member"),
     "leave_organization": _l("%(who)s left"),
     "cancel_event": _l("%(who)s cancelled an event"),
+    "check_in": _l("%(who)s checked an attendee in"),
 }

@@ -26,6 +26,7 @@ from marshmallow import validates_schema
 from .organizers import GIVEN_ROLES
 from .organizers import ROLE_NAMES
 from .organizers import ROLES
+from .tokens import canonical_check_in_code
 
 
 def _l(message: str, **variables: object) -> str:
@@ -584,3 +585,36 @@ class CancelEventParams(TypedDict):
     organization_id: str
     event_id: str
     reason: str
+class CheckInCode(fields.String):
+    """A check-in code as typed or scanned at the door, loaded in the form the mail shows it
+    (`tokens.canonical_check_in_code`): dashes and spaces optional, any case."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        code = canonical_check_in_code(super()._deserialize(value, attr, data, **kwargs))
+        if code is None:
+            raise ValidationError(_("A check-in code has 12 letters and digits, like "
+                                    "K7QM-2XPA-64TD. Check what was typed."))
+        return code
+
+
+class CheckInInput(ToolInput):
+    """Checking an attendee in at an event's door (a person's action): the code of their
+    registration mail, typed or read from its QR code."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    event_id = fields.String(required=True, validate=length(min=1, max=40))
+    code = CheckInCode(
+        required=True, validate=length(min=1, max=40),
+        metadata={"label": _l("Check-in code"), "autocomplete": "off",
+                  "autocapitalize": "characters", "spellcheck": "false",
+                  "enterkeyhint": "go", "placeholder": "K7QM-2XPA-64TD",
+                  # The door's one field: each answer leaves it ready for the next code.
+                  "autofocus": "autofocus"})
+
+
+class CheckInParams(TypedDict):
+    """What `CheckInInput` loads."""
+
+    organization_id: str
+    event_id: str
+    code: str

@@ -6,6 +6,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -45,6 +48,22 @@ class ReviewTokens:
 
 # A check-in code's length in base32 letters: 60 bits, shown in three groups of four.
 CHECK_IN_LETTERS = 12
+# What a typed code may hold besides its letters: the dashes it is shown with, spaces.
+CODE_SEPARATORS = re.compile(r"[\s\-‐‑‒–—_.]+")
+# Digits base32 has no use for, read as the letters they are mistaken for at a door.
+LOOKALIKES = str.maketrans({"0": "O", "1": "I", "8": "B"})
+BASE32_CODE = re.compile(rf"[A-Z2-7]{{{CHECK_IN_LETTERS}}}")
+
+
+def canonical_check_in_code(typed: str) -> str | None:
+    """A typed or scanned code as the mail shows it ("k7qm 2xpa64td" → "K7QM-2XPA-64TD"),
+    or None when it cannot be one (wrong length, a letter no code has). Full-width letters
+    (what a Chinese input method types) count as the letters they are."""
+    folded = unicodedata.normalize("NFKC", typed)
+    letters = CODE_SEPARATORS.sub("", folded).upper().translate(LOOKALIKES)
+    if not BASE32_CODE.fullmatch(letters):
+        return None
+    return "-".join(letters[start:start + 4] for start in range(0, CHECK_IN_LETTERS, 4))
 
 
 @dataclass(frozen=True)
@@ -60,12 +79,22 @@ class CheckInCodes:
     secret: bytes
 
     def code_for(self, registration_id: str) -> str:
-        """The registration's check-in code, e.g. "K7QM-2XPA-94TD": upper-case letters and
+        """The registration's check-in code, e.g. "K7QM-2XPA-64TD": upper-case letters and
         digits (QR's compact alphanumeric mode), read aloud or typed without ambiguity."""
         digest = hmac.new(self.secret, b"check-in:" + registration_id.encode(),
                           hashlib.sha256).digest()
         letters = base64.b32encode(digest).decode()[:CHECK_IN_LETTERS]
         return "-".join(letters[start:start + 4] for start in range(0, CHECK_IN_LETTERS, 4))
+
+    def registration_of(self, code: str, registration_ids: Iterable[str]) -> str | None:
+        """Which of `registration_ids` has the (canonical) `code`, or None. Every id is
+        compared in constant time: the code is derived, not stored, so it is found by
+        deriving each candidate's."""
+        found = None
+        for registration_id in registration_ids:
+            if hmac.compare_digest(self.code_for(registration_id), code):
+                found = registration_id
+        return found
 
 
 @dataclass(frozen=True)

@@ -275,6 +275,20 @@ class AuditEntry:
 
 
 @dataclass(frozen=True)
+class DoorAttendee:
+    """A registration as the door sees it: who, in which state, and, once checked in, when and
+    by whom (`checked_in_by`: the member's address; None once their account is gone)."""
+
+    registration_id: str
+    event_id: str
+    attendee_name: str
+    email: str
+    state: str
+    checked_in_at: datetime | None = None
+    checked_in_by: str | None = None
+
+
+@dataclass(frozen=True)
 class OutboxMail:
     """A mail in the outbox: what builds it (its kind's templates, the language, the
     payload), whom it goes to, and how its delivery stands (`storage.outbox`)."""
@@ -601,6 +615,25 @@ class Storage(Protocol):
     def record_audit(self, entry: AuditEntry) -> None: ...
 
     def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]: ...
+
+    # the door (check-ins)
+    def event_registration_ids(self, event_id: str) -> list[str]: ...
+
+    def other_registration_ids(self, organization_id: str, event_id: str) -> dict[str, str]:
+        """The registrations for the organization's other events: id → event id."""
+        ...
+
+    def door_attendee(self, registration_id: str) -> DoorAttendee | None: ...
+
+    def check_in(self, registration_id: str, event_id: str, account_id: str,
+                 at: datetime) -> bool:
+        """Check an active registration of the event in, once (one statement: of two at once,
+        one is refused); False when it was already, or is not an active one of the event."""
+        ...
+
+    def door_counts(self, event_id: str) -> tuple[int, int]:
+        """(checked in, registered) of the event's active registrations."""
+        ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

@@ -39,15 +39,22 @@ SECURITY_HEADERS = {
 }
 
 
+# The door page reads a check-in QR code with the camera (`web.door`): on that page alone,
+# the site's own script may ask for it.
+CAMERA_PERMISSIONS = "tools=(self), camera=(self), microphone=(), geolocation=()"
+
 # What a view may set instead of a header's value above: stricter still (the organizer area
-# sends no address of its pages anywhere, not even to the site's own).
-STRICTER = {"Referrer-Policy": {"no-referrer"}}
+# sends no address of its pages anywhere, not even to the site's own), or the camera for the
+# door page, the one feature a page may add.
+CHOSEN_BY_VIEW = {"Referrer-Policy": {"no-referrer"},
+                  "Permissions-Policy": {CAMERA_PERMISSIONS}}
 
 
 def add_security_headers(response: Response) -> Response:
-    """Set the security headers (a view may not weaken them, only make one `STRICTER`)."""
+    """Set the security headers (a view may not weaken them, only choose a value of
+    `CHOSEN_BY_VIEW`)."""
     for name, value in SECURITY_HEADERS.items():
-        if response.headers.get(name) not in STRICTER.get(name, ()):
+        if response.headers.get(name) not in CHOSEN_BY_VIEW.get(name, ()):
             response.headers[name] = value
     max_age = int(current_app.config["HSTS_MAX_AGE"])
     if request.is_secure and max_age > 0:

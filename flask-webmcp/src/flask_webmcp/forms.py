@@ -18,7 +18,8 @@ when the form is built)::
     id_source       for an id a page offers as options or carries in its address: where a
                     client that is shown no page (MCP) gets such ids; its description there
     empty_label     text of the "" option of an optional <select> (meaning "any")
-    autocomplete, placeholder, inputmode   passed through to the control
+    autocomplete, placeholder, inputmode, autocapitalize, spellcheck, enterkeyhint,
+    autofocus       passed through to the control
 
 A field may also be *bound* to the page (e.g. the event a detail page shows): it then travels in
 the form's action URL, not as a control, and the agent does not see it. A client that is shown
@@ -43,7 +44,8 @@ from marshmallow import validate
 from .inputs import schema_instance
 from .text import _
 
-PASS_THROUGH = ("autocomplete", "placeholder", "inputmode")
+PASS_THROUGH = ("autocomplete", "placeholder", "inputmode", "autocapitalize", "spellcheck",
+                "enterkeyhint", "autofocus")
 
 Validator = TypeVar("Validator", bound=validate.Validator)
 
