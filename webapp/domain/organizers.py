@@ -59,4 +59,6 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "change_role": _l("%(who)s made a member %(role)s"),
     "remove_member": _l("%(who)s removed a member"),
     "leave_organization": _l("%(who)s left"),
+    "view_attendees": _l("%(who)s looked at an event's attendee list"),
+    "export_attendees": _l("%(who)s exported an event's attendee list"),
 }
