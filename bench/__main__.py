@@ -18,6 +18,7 @@ from servers import gunicorn
 
 from webapp.datasets.synthetic import COMMON_WORD
 
+from . import attendees
 from . import backends
 from . import floors
 from . import growth
@@ -47,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
-    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail"],
+    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail", "attendees"],
                         help="measure only this table (printed, not saved: latest.json keeps "
                              "whole runs)")
     args = parser.parse_args()
@@ -59,6 +60,9 @@ def main() -> None:
         return
     if args.only == "mail":
         only_mail(args.rounds)
+        return
+    if args.only == "attendees":
+        only_attendees(args.rounds)
         return
     # Table 11 comes last and the tables are printed at the end: without Lighthouse a run
     # would measure for ten minutes and keep nothing.
@@ -142,6 +146,14 @@ def only_mail(rounds: int) -> None:
     found = mail.measure(rounds)
     print(f"load {load_average()} after ({time.monotonic() - started:.0f} s)\n")
     print(mail.tables(found))
+
+
+def only_attendees(rounds: int) -> None:
+    """Table 13 alone: the CSV export of 10 000 attendees, its time and peak memory."""
+    print(f"load {load_average()} before", flush=True)
+    found = attendees.measure(rounds)
+    print(f"load {load_average()} after\n")
+    print(attendees.tables(found))
 
 
 if __name__ == "__main__":
