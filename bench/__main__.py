@@ -18,6 +18,7 @@ from servers import gunicorn
 
 from webapp.datasets.synthetic import COMMON_WORD
 
+from . import attendees
 from . import backends
 from . import door
 from . import floors
@@ -48,7 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
-    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail", "door"],
+    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail", "door", "attendees"],
                         help="measure only this table (printed, not saved: latest.json keeps "
                              "whole runs)")
     args = parser.parse_args()
@@ -63,6 +64,8 @@ def main() -> None:
         return
     if args.only == "door":
         only_door(args.rounds)
+    if args.only == "attendees":
+        only_attendees(args.rounds)
         return
     # Table 11 comes last and the tables are printed at the end: without Lighthouse a run
     # would measure for ten minutes and keep nothing.
@@ -154,6 +157,12 @@ def only_door(rounds: int) -> None:
     found = door.measure(rounds)
     print(f"load {load_average()} after\n")
     print(door.tables(found))
+def only_attendees(rounds: int) -> None:
+    """Table 13 alone: the CSV export of 10 000 attendees, its time and peak memory."""
+    print(f"load {load_average()} before", flush=True)
+    found = attendees.measure(rounds)
+    print(f"load {load_average()} after\n")
+    print(attendees.tables(found))
 
 
 if __name__ == "__main__":

@@ -28,12 +28,12 @@ READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",
                    "tooldescription", "toolparamdescription", "data-unreachable-message",
                    "data-unreachable-next-action")
 # Words left in English on purpose, on the Chinese pages: names of things (Google Calendar,
-# the .ics file type, "QR Code" as Taiwan writes it, among them), and the language switch,
+# the .ics and CSV file types, "QR Code" as Taiwan writes it, among them), and the language switch,
 # which names English in English; OAuth and the MCP clients that sign in with it (Claude,
 # Claude Code, VS Code, Cursor); LINE, the chat app an event is shared to; NT, of NT$1,500,
 # as Taiwan writes a price in New Taiwan dollars.
 KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics", "QR", "Code",
-                   "OAuth", "Claude", "VS", "Cursor", "LINE", "NT"}
+                   "OAuth", "Claude", "VS", "Cursor", "LINE", "NT", "CSV"}
 # A check-in code, as the registration mail shows it (`domain.tokens.CheckInCodes`).
 CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
 # What the sample walk types into forms (shown again, as typed: the organization it starts,

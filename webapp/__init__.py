@@ -62,6 +62,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import accounts
     from .web import agents
     from .web import assets
+    from .web import attendees  # noqa: F401 - its routes join the organizer blueprint
     from .web import bodies
     from .web import caching
     from .web import calendars

@@ -74,7 +74,7 @@ def _walk(app: Flask, prefix: str) -> list[RenderedPage]:
         ids |= _join_a_waitlist(visit, ids)
         _sign_an_agent_in(visit, ids)
         _visit_the_other_routes(visit, ids)
-        organization = _run_an_organization(visit)
+        organization = _run_an_organization(visit, ids)
         _cancel_an_event(visit, organization, ids)
         with sandbox.test_request_context(f"{prefix}/"):
             return visit.pages + _queued_mail(sandbox, prefix)
@@ -252,10 +252,11 @@ def _visit_the_other_routes(visit: LanguageRecorder, ids: dict[str, str]) -> Non
                 visit.get(url, query_string=given, headers=headers)
 
 
-def _run_an_organization(visit: LanguageRecorder) -> str:
+def _run_an_organization(visit: LanguageRecorder, ids: dict[str, str]) -> str:
     """Signed in (with a link made here), a person starts an organization, invites someone
-    (once with a bad address), and the invited person's link shows its page: the organizer
-    area's pages, and the invitation's mail."""
+    (once with a bad address), and the invited person's link shows its page; the organization
+    runs the event registered for, whose attendee list is shown (searched, and once with a bad
+    page): the organizer area's pages, and the invitation's mail."""
     from ..domain.tokens import hash_token
     from ..storage.connection import get_db
 
@@ -285,6 +286,12 @@ def _run_an_organization(visit: LanguageRecorder) -> str:
         get_db().create_invitation(replace(open_one, id="inv-sample", email="owner@example.com"),
                                    hash_token("sample-invitation"))
     visit.get("/organizer/invitations/sample-invitation")
+    with app.app_context():
+        get_db().set_event_organization(ids["event_id"], organization)
+    attendees = f"/organizer/organizations/{organization}/events/{ids['event_id']}/attendees"
+    visit.get(attendees)
+    visit.get(attendees, query_string={"query": "web"})
+    visit.get(attendees, query_string={"query": "Ann", "page": "0"})
     _check_in_at_the_door(visit, organization, csrf)
     return organization
 

@@ -61,4 +61,6 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "leave_organization": _l("%(who)s left"),
     "cancel_event": _l("%(who)s cancelled an event"),
     "check_in": _l("%(who)s checked an attendee in"),
+    "view_attendees": _l("%(who)s looked at an event's attendee list"),
+    "export_attendees": _l("%(who)s exported an event's attendee list"),
 }

@@ -13,6 +13,7 @@ Times cross this boundary as timezone-aware UTC datetimes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field
@@ -286,6 +287,34 @@ class DoorAttendee:
     state: str
     checked_in_at: datetime | None = None
     checked_in_by: str | None = None
+class Attendee:
+    """A person registered for an event, as its organizers see them (`storage.attendees`):
+    `state` active or cancelled, and when they were checked in at the door, if they were."""
+
+    registration_id: str
+    name: str
+    email: str
+    state: str
+    registered_at: datetime
+    cancelled_at: datetime | None = None
+    checked_in_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AttendeePage:
+    """One page of an event's attendees, and how many match the search in all."""
+
+    attendees: list[Attendee]
+    matches: int
+
+
+@dataclass(frozen=True)
+class AttendeeCounts:
+    """An event's attendees counted: registered (active), cancelled, checked in."""
+
+    registered: int
+    cancelled: int
+    checked_in: int
 
 
 @dataclass(frozen=True)
@@ -633,6 +662,24 @@ class Storage(Protocol):
 
     def door_counts(self, event_id: str) -> tuple[int, int]:
         """(checked in, registered) of the event's active registrations."""
+    # attendees (`storage.attendees`)
+    def attendee_page(self, event_id: str, text: str | None, limit: int,
+                      offset: int) -> AttendeePage:
+        """The event's attendees whose name or address holds `text` (None: all), in the order
+        they registered, a page of them; and how many match in all."""
+        ...
+
+    def attendee_counts(self, event_id: str) -> AttendeeCounts: ...
+
+    def attendee_batch(self, event_id: str, after: Attendee | None,
+                       limit: int) -> list[Attendee]:
+        """Up to `limit` of the event's attendees registered after `after` (None: from the
+        first), in the order they registered: one read."""
+        ...
+
+    def attendee_batches(self, event_id: str, size: int) -> Iterator[list[Attendee]]:
+        """Every attendee of the event, in the order they registered, `size` at a time: one
+        read per batch, never the whole list at once."""
         ...
 
     # housekeeping

@@ -36,6 +36,7 @@ from . import EventSummary
 from . import Registration
 from . import search
 from .accounts import AccountRecords
+from .attendees import AttendeeRecords
 from .check_ins import CheckInRecords
 from .dialect import Dialect
 from .dialect import guarded
@@ -294,7 +295,8 @@ RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:na
 
 
 class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
-              OrganizerRecords, CheckInRecords):
+              OrganizerRecords, CheckInRecords,
+              AttendeeRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
