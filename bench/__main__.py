@@ -64,6 +64,7 @@ def main() -> None:
         return
     if args.only == "door":
         only_door(args.rounds)
+        return
     if args.only == "attendees":
         only_attendees(args.rounds)
         return
@@ -157,8 +158,10 @@ def only_door(rounds: int) -> None:
     found = door.measure(rounds)
     print(f"load {load_average()} after\n")
     print(door.tables(found))
+
+
 def only_attendees(rounds: int) -> None:
-    """Table 13 alone: the CSV export of 10 000 attendees, its time and peak memory."""
+    """Table 14 alone: the CSV export of 10 000 attendees, its time and peak memory."""
     print(f"load {load_average()} before", flush=True)
     found = attendees.measure(rounds)
     print(f"load {load_average()} after\n")

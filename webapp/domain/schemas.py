@@ -585,6 +585,8 @@ class CancelEventParams(TypedDict):
     organization_id: str
     event_id: str
     reason: str
+
+
 class CheckInCode(fields.String):
     """A check-in code as typed or scanned at the door, loaded in the form the mail shows it
     (`tokens.canonical_check_in_code`): dashes and spaces optional, any case."""

@@ -287,6 +287,9 @@ class DoorAttendee:
     state: str
     checked_in_at: datetime | None = None
     checked_in_by: str | None = None
+
+
+@dataclass(frozen=True)
 class Attendee:
     """A person registered for an event, as its organizers see them (`storage.attendees`):
     `state` active or cancelled, and when they were checked in at the door, if they were."""
@@ -662,6 +665,8 @@ class Storage(Protocol):
 
     def door_counts(self, event_id: str) -> tuple[int, int]:
         """(checked in, registered) of the event's active registrations."""
+        ...
+
     # attendees (`storage.attendees`)
     def attendee_page(self, event_id: str, text: str | None, limit: int,
                       offset: int) -> AttendeePage:
