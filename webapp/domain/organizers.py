@@ -59,4 +59,7 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "change_role": _l("%(who)s made a member %(role)s"),
     "remove_member": _l("%(who)s removed a member"),
     "leave_organization": _l("%(who)s left"),
+    "create_event_draft": _l("%(who)s drafted an event"),
+    "edit_event": _l("%(who)s edited an event"),
+    "publish_event": _l("%(who)s published an event"),
 }

@@ -13,6 +13,7 @@ Times cross this boundary as timezone-aware UTC datetimes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field
@@ -251,6 +252,18 @@ class Invitation:
     def is_open(self, now: datetime) -> bool:
         """Whether it can still be accepted at `now`."""
         return self.accepted_at is None and self.revoked_at is None and now < self.expires_at
+
+
+@dataclass(frozen=True)
+class OrganizerEvent:
+    """An event of an organization's as the organizer area reads it: a draft (only the
+    organization sees it) or published (its seats counted), and the version the next save
+    must be made from (`storage.event_drafts`)."""
+
+    event: Event
+    organization_id: str
+    version: int
+    published: bool
 
 
 @dataclass(frozen=True)
@@ -579,6 +592,39 @@ class Storage(Protocol):
     def record_audit(self, entry: AuditEntry) -> None: ...
 
     def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]: ...
+
+    # an organization's own events (`storage.event_drafts`)
+    def create_event_draft(self, event: Event, organization_id: str, account_id: str,
+                           now: datetime) -> None: ...
+
+    def organizer_event(self, event_id: str, for_update: bool = False
+                        ) -> OrganizerEvent | None:
+        """An organization's event, draft or published (seats counted), or None."""
+        ...
+
+    def save_event_draft(self, event: Event, version: int, account_id: str,
+                         now: datetime) -> bool:
+        """Write a draft still at `version` (atomic); False when another save came first."""
+        ...
+
+    def save_published_event(self, event: Event, version: int) -> bool:
+        """Write a published event still at `version`, its search terms with it (one
+        transaction); False when another save came first."""
+        ...
+
+    def publish_event_draft(self, draft: OrganizerEvent) -> None:
+        """Move a draft into the published events, search index included (one
+        transaction)."""
+        ...
+
+    def record_event_edit(self, event_id: str, version: int, changed: Sequence[str],
+                          account_id: str, now: datetime) -> None: ...
+
+    def event_edits_since(self, event_id: str, version: int) -> list[str]: ...
+
+    def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
+
+    def active_attendees(self, event_id: str) -> list[Registration]: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

@@ -38,6 +38,7 @@ from . import search
 from .accounts import AccountRecords
 from .dialect import Dialect
 from .dialect import guarded
+from .event_drafts import EventDraftRecords
 from .index import Indexed
 from .index import SearchIndex
 from .oauth import OAuthRecords
@@ -270,7 +271,7 @@ RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:na
 
 
 class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
-              OrganizerRecords):
+              OrganizerRecords, EventDraftRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
