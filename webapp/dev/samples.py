@@ -288,6 +288,14 @@ def _run_an_organization(visit: LanguageRecorder) -> None:
     _run_an_event(visit, organization, csrf)
 
 
+# What the walk's organizer writes of the event it drafts, and the venues it gives it (tests
+# of the pages' languages cut them out as typed).
+SAMPLE_EVENT = {"title": "無障礙網頁工作坊",
+                "summary": "一個晚上，把一份報名表單改到螢幕閱讀器也好用。",
+                "description": "我們從一份真實的表單開始。\n\n帶筆電來。"}
+SAMPLE_VENUES = ("台北市大安區", "台北市信義區")
+
+
 def _run_an_event(visit: LanguageRecorder, organization: str, csrf: str) -> None:
     """The organization drafts an event (once with a bad field), previews it, publishes it,
     someone registers, and its start moves: the event pages of the organizer area, and the
@@ -297,13 +305,11 @@ def _run_an_event(visit: LanguageRecorder, organization: str, csrf: str) -> None
     starts = (app.config["CLOCK"]() + timedelta(days=21)).astimezone(zone)
     starts = starts.replace(hour=19, minute=0, second=0, microsecond=0)
     minute = "%Y-%m-%dT%H:%M"
-    event = {"csrf_token": csrf, "title": "無障礙網頁工作坊",
-             "summary": "一個晚上，把一份報名表單改到螢幕閱讀器也好用。",
-             "description": "我們從一份真實的表單開始。\n\n帶筆電來。",
+    event = {"csrf_token": csrf, **SAMPLE_EVENT, "venue": SAMPLE_VENUES[0],
              "starts_at": starts.strftime(minute),
              "ends_at": (starts + timedelta(hours=2)).strftime(minute),
              "registration_deadline": (starts - timedelta(days=1)).strftime(minute),
-             "location": "taipei", "venue": "台北市大安區", "level": "beginner",
+             "location": "taipei", "level": "beginner",
              "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD"}
     events = f"/organizer/organizations/{organization}/events"
     visit.get(f"{events}/new")
@@ -322,7 +328,7 @@ def _run_an_event(visit: LanguageRecorder, organization: str, csrf: str) -> None
     later = {**event, "version": "1", "starts_at": (starts + timedelta(hours=1)).strftime(minute)}
     visit.post(f"{events}/{event_id}", data=later)
     # A second save from the same version: the form saying what changed meanwhile.
-    visit.post(f"{events}/{event_id}", data={**later, "venue": "台北市信義區"})
+    visit.post(f"{events}/{event_id}", data={**later, "venue": SAMPLE_VENUES[1]})
     visit.get(f"/organizer/organizations/{organization}")
 
 

@@ -91,6 +91,13 @@ def _changed_fields(before: Event, after: Event) -> list[str]:
     return [name for name in EVENT_FIELDS if getattr(before, name) != getattr(after, name)]
 
 
+def _shown(event: Event, name: str, ctx: ActionContext) -> str:
+    """One field of an event as a page or mail receives it: a time in ISO 8601 in the site's
+    zone (written out in the reader's language there), anything else as text."""
+    value = getattr(event, name)
+    return local_time(value, ctx.timezone) if isinstance(value, datetime) else str(value)
+
+
 def _in_the_past(name: str) -> ToolResult:
     return invalid_input(name, {"starts_at": [_("Give a start still to come.")]})
 
@@ -131,7 +138,7 @@ def _conflict(db: Storage, name: str, current: OrganizerEvent, since: int,
     """Refuse a save made from version `since`: say which fields changed after it, and give
     their values now and the version to save from once the person has looked."""
     changed = db.event_edits_since(current.event.id, since) or list(EVENT_FIELDS)
-    now_values = form_values(current, ctx)
+    event = current.event
     # Translators: what separates the names of the fields listed in one sentence.
     separator = _(", ")
     return ToolResult(
@@ -141,7 +148,7 @@ def _conflict(db: Storage, name: str, current: OrganizerEvent, since: int,
                   "save again.", fields=separator.join(field_label(field) for field in changed)),
         data={"version": current.version,
               "changed": [{"field": field, "label": field_label(field),
-                           "value": str(now_values[field])} for field in changed]},
+                           "value": _shown(event, field, ctx)} for field in changed]},
         next_action=_("Check what changed, then save again."))
 
 
@@ -200,11 +207,8 @@ def _mail_attendees(db: Storage, before: Event, after: Event, changed: list[str]
     if not moved:
         return 0
 
-    def shown(event: Event, name: str) -> str:
-        value = getattr(event, name)
-        return local_time(value, ctx.timezone) if isinstance(value, datetime) else str(value)
-
-    changes = [{"field": name, "before": shown(before, name), "after": shown(after, name)}
+    changes = [{"field": name, "before": _shown(before, name, ctx),
+                "after": _shown(after, name, ctx)}
                for name in moved]
     facts = event_facts(replace(after, seats_taken=None), ctx)
     attendees = db.active_attendees(after.id)
