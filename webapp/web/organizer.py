@@ -159,7 +159,8 @@ def create_organization() -> Response:
 @needs(VIEW_ORGANIZATION)
 @page_route(bp, "/organizations/<organization_id>", "view_organization")
 def organization(organization_id: str) -> Response:
-    """An organization as its members see it: its people and, for owners, its audit log."""
+    """An organization as its members see it: its events (to those who manage them), its
+    people and, for owners, its audit log."""
     return with_vary(render_template("organizer/organization.html", result=page_result(),
                                      **_organization_context()))
 

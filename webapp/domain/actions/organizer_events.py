@@ -44,7 +44,7 @@ from ..waitlist import pass_on
 from . import ActionContext
 
 # The fields of an organizer's event, in the form's order: what a save compares and names.
-EVENT_FIELDS = tuple(name for name in EventFieldsInput().fields if name != "organization_id")
+FORM_FIELDS = tuple(name for name in EventFieldsInput().fields if name != "organization_id")
 TIMES = ("starts_at", "ends_at", "registration_deadline")
 # What attendees are mailed about when it moves: when and where the event is.
 TIME_AND_PLACE = ("starts_at", "ends_at", "location", "venue")
@@ -60,7 +60,7 @@ def field_label(name: str) -> str:
 def form_values(organizer_event: OrganizerEvent, ctx: ActionContext) -> dict[str, Any]:
     """An event as its form shows it: times in the site's zone, to the minute."""
     event = organizer_event.event
-    values: dict[str, Any] = {name: getattr(event, name) for name in EVENT_FIELDS
+    values: dict[str, Any] = {name: getattr(event, name) for name in FORM_FIELDS
                               if name not in TIMES}
     values.update((name, getattr(event, name).astimezone(ctx.timezone).strftime(FORM_TIME))
                   for name in TIMES)
@@ -88,7 +88,7 @@ def _event_from(params: EventFieldsParams, event_id: str, held_seats: int,
 
 def _changed_fields(before: Event, after: Event) -> list[str]:
     """The names of the form's fields whose values differ between two versions."""
-    return [name for name in EVENT_FIELDS if getattr(before, name) != getattr(after, name)]
+    return [name for name in FORM_FIELDS if getattr(before, name) != getattr(after, name)]
 
 
 def _shown(event: Event, name: str, ctx: ActionContext) -> str:
@@ -137,7 +137,7 @@ def _conflict(db: Storage, name: str, current: OrganizerEvent, since: int,
               ctx: ActionContext) -> ToolResult:
     """Refuse a save made from version `since`: say which fields changed after it, and give
     their values now and the version to save from once the person has looked."""
-    changed = db.event_edits_since(current.event.id, since) or list(EVENT_FIELDS)
+    changed = db.event_edits_since(current.event.id, since) or list(FORM_FIELDS)
     event = current.event
     # Translators: what separates the names of the fields listed in one sentence.
     separator = _(", ")
