@@ -265,3 +265,23 @@ def test_attendees_are_mailed_a_new_time_in_their_language(app):
                 summary="一個晚上，把一份表單改到每個人都好用。").status_code == 303
     deliver(app, inbox)
     assert inbox.messages == []
+
+
+def test_new_seats_go_to_those_waiting_first(app):
+    manager = signed_in(app)
+    organization_id = start(manager)
+    event_id = draft(app, manager, organization_id, capacity=1, waitlist=True)
+    publish(manager, organization_id, event_id)
+    Visitor(app).register(event_id)
+    waiting = Visitor(app)
+    prepared = waiting.post(f"/events/{event_id}/register",
+                            {"attendee_name": "Wen Chen", "email": waiting.email}, headers=HTMX)
+    token = TOKEN_FIELD.search(prepared.get_data(as_text=True))
+    assert token, prepared.get_data(as_text=True)[:300]
+    joined = waiting.post_json("/registrations/waitlist", {"confirmation_token": token.group(1)})
+    assert joined.status_code < 300, joined.get_data(as_text=True)[:300]
+    raised = edit(app, manager, organization_id, event_id, capacity=2, waitlist=True)
+    assert raised.status_code == 303
+    assert query_database(app.config["DATABASE"], "SELECT state FROM waitlist "
+                          "WHERE email = ?", (waiting.email,)) == [("offered",)]
+    assert Visitor(app).seats(event_id) == 0
