@@ -42,6 +42,20 @@ SAMPLE_VALUES: dict[str, str] = {
     "invitation_id": "inv-aaaaaaaaaaaa",
     "account_id": "acc-aaaaaaaaaaaa",
     "code": "K7QM-2XPA-64TD",
+    "version": "1",
+    "title": "網頁無障礙工作坊",
+    "summary": "一個晚上，把一份表單改到螢幕閱讀器也好用。",
+    "description": "我們從一份真實的報名表單開始。",
+    "starts_at": "2030-01-10T19:00",
+    "ends_at": "2030-01-10T21:00",
+    "registration_deadline": "2030-01-09T19:00",
+    "location": "taipei",
+    "venue": "台北市大安區",
+    "level": "beginner",
+    "capacity": "30",
+    "waitlist": "False",
+    "price_amount": "0",
+    "price_currency": "TWD",
 }
 
 

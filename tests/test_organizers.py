@@ -230,6 +230,10 @@ def test_every_right_of_every_role_in_own_and_other_organizations(app):
             db.set_event_organization(SAMPLE_VALUES["event_id"], own)
 
     as_before()
+    # The sample event of the addresses is one the organization runs: a route naming an
+    # event is then walked as far as its right lets each role.
+    with app.app_context():
+        assert get_db().set_event_organization(SAMPLE_VALUES["event_id"], own)
     not_here = no_such_page(app)
     routes = [(url, method, endpoint) for url, method, endpoint in organizer_rules(app)
               if "organization_id" in url or SAMPLE_VALUES["organization_id"] in url]

@@ -21,6 +21,8 @@ from bs4 import Doctype
 
 from flask_webmcp.dev.lint import RenderedPage
 from webapp.config import SITE_ROOT
+from webapp.dev.samples import SAMPLE_EVENT
+from webapp.dev.samples import SAMPLE_VENUES
 from webapp.dev.samples import sample_pages
 
 # Attributes whose text people or agents read.
@@ -40,10 +42,12 @@ CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
 # the addresses it signs in and invites with and the reason it cancels an event for among
 # them), and the name its OAuth client registers with (the consent page shows it as the
 # client gave it).
-TYPED = ("Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word",
-         "not-a-date", "web", "Ann's <agent>", "台北網頁開發者聚會", "owner@example.com",
-         "bob@example.com", "not-an-address", "講者臨時生病。",
-         "ann.door@example.com")
+TYPED: tuple[str, ...] = (
+    "Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word", "not-a-date",
+    "web", "Ann's <agent>", "台北網頁開發者聚會", "owner@example.com", "bob@example.com",
+    "not-an-address", "講者臨時生病。", "ann.door@example.com")
+# ... and the event the walk's organizer drafts, whole and paragraph by paragraph.
+TYPED += (*SAMPLE_EVENT.values(), *SAMPLE_EVENT["description"].split("\n\n"), *SAMPLE_VENUES)
 ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 

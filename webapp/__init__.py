@@ -80,6 +80,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import openapi
     from .web import organizations
     from .web import organizer
+    from .web import organizer_events  # noqa: F401  (its routes are the organizer blueprint's)
     from .web import proxies
     from .web import registrations
     from .web import saved

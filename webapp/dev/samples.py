@@ -24,6 +24,7 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from flask import Flask
 from marshmallow import Schema
@@ -293,6 +294,7 @@ def _run_an_organization(visit: LanguageRecorder, ids: dict[str, str]) -> str:
     visit.get(attendees, query_string={"query": "web"})
     visit.get(attendees, query_string={"query": "Ann", "page": "0"})
     _check_in_at_the_door(visit, organization, csrf)
+    _run_an_event(visit, organization, csrf)
     return organization
 
 
@@ -345,6 +347,50 @@ def _check_in_at_the_door(visit: LanguageRecorder, organization: str, csrf: str)
     visit.post(door, data={"csrf_token": csrf, "code": code}, follow_redirects=True)
     visit.post(door, data={"csrf_token": csrf, "code": code}, headers=HTMX)
     visit.post(door, data={"csrf_token": csrf, "code": code})
+
+
+# What the walk's organizer writes of the event it drafts, and the venues it gives it (tests
+# of the pages' languages cut them out as typed).
+SAMPLE_EVENT = {"title": "無障礙網頁工作坊",
+                "summary": "一個晚上，把一份報名表單改到螢幕閱讀器也好用。",
+                "description": "我們從一份真實的表單開始。\n\n帶筆電來。"}
+SAMPLE_VENUES = ("台北市大安區", "台北市信義區")
+
+
+def _run_an_event(visit: LanguageRecorder, organization: str, csrf: str) -> None:
+    """The organization drafts an event (once with a bad field), previews it, publishes it,
+    someone registers, and its start moves: the event pages of the organizer area, and the
+    mail an attendee gets."""
+    app = visit.app
+    zone = ZoneInfo(app.config["SITE_TIMEZONE"])
+    starts = (app.config["CLOCK"]() + timedelta(days=21)).astimezone(zone)
+    starts = starts.replace(hour=19, minute=0, second=0, microsecond=0)
+    minute = "%Y-%m-%dT%H:%M"
+    event = {"csrf_token": csrf, **SAMPLE_EVENT, "venue": SAMPLE_VENUES[0],
+             "starts_at": starts.strftime(minute),
+             "ends_at": (starts + timedelta(hours=2)).strftime(minute),
+             "registration_deadline": (starts - timedelta(days=1)).strftime(minute),
+             "location": "taipei", "level": "beginner",
+             "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD"}
+    events = f"/organizer/organizations/{organization}/events"
+    visit.get(f"{events}/new")
+    visit.post(events, data={**event, "capacity": "0"})
+    drafted = visit.post(events, data=event)
+    event_id = drafted.headers["Location"].rsplit("/", 1)[1]
+    visit.get(f"{events}/{event_id}")
+    visit.get(f"{events}/{event_id}/edit")
+    visit.post(f"{events}/{event_id}/publish", data={"csrf_token": csrf, "version": "1"})
+    visit.get(f"{events}/{event_id}")
+    attendee = {"csrf_token": csrf, "attendee_name": "Ann Lee", "email": "ann@example.com"}
+    review = visit.post(f"/events/{event_id}/register", data=attendee, headers=HTMX)
+    token = _field_value(TOKEN_FIELD, review.get_data(as_text=True))
+    visit.post("/registrations/confirm", data={"csrf_token": csrf, "confirmation_token": token},
+               headers=HTMX)
+    later = {**event, "version": "1", "starts_at": (starts + timedelta(hours=1)).strftime(minute)}
+    visit.post(f"{events}/{event_id}", data=later)
+    # A second save from the same version: the form saying what changed meanwhile.
+    visit.post(f"{events}/{event_id}", data={**later, "venue": SAMPLE_VENUES[1]})
+    visit.get(f"/organizer/organizations/{organization}")
 
 
 def _sample_input(schema: type[Schema], bound: set[str]) -> dict[str, str]:

@@ -33,7 +33,7 @@ def organization_page(db: Storage, organization_id: str, ctx: ActionContext
     organization = db.get_organization(organization_id)
     if organization is None:
         return None
-    events = db.organization_events(organization_id, EVENTS_SHOWN)
+    events = db.public_organization_events(organization_id, EVENTS_SHOWN)
     seats = db.availability([event.id for event in events])
     listed = [(event, event_listing(event, seats[event.id], ctx.now, ctx.timezone, ctx.pages))
               for event in events if event.id in seats]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import date
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 from typing import TypedDict
 from typing import cast
@@ -54,7 +56,9 @@ FIELD_MESSAGES = {
 }
 INVALID = {
     fields.Email: _l("Enter an e-mail address such as name@example.com."),
+    fields.NaiveDateTime: _l("Enter a date and time such as 2026-12-31T19:00."),
     fields.Date: _l("Enter a date such as 2026-12-31."),
+    fields.Boolean: _l("Choose yes or no."),
     fields.Integer: _l("Enter a whole number."),
     fields.String: _l("Enter text."),
 }
@@ -620,3 +624,135 @@ class CheckInParams(TypedDict):
     organization_id: str
     event_id: str
     code: str
+
+
+# The currencies an organizer may price an event in: the New Taiwan dollar first (the default).
+CURRENCIES = {"TWD": _l("New Taiwan dollar (TWD)"), "USD": _l("US dollar (USD)"),
+              "JPY": _l("Japanese yen (JPY)"), "EUR": _l("Euro (EUR)")}
+YES_NO = {False: _l("No"), True: _l("Yes")}
+# What an organizer's event may be: a start from the year 2000 on (the page says when it has
+# passed), lasting at most a fortnight, for up to this many people at this price.
+EVENT_TIMES = validate.Range(min=datetime(2000, 1, 1), max=datetime(2999, 12, 31),
+                             error=_l("Give a time from {min} to {max}."))
+LONGEST_EVENT = timedelta(days=14)
+MOST_SEATS = 100_000
+HIGHEST_PRICE = 1_000_000
+
+
+class MultilineText(VisibleText):
+    """Visible text in paragraphs: line breaks (and tabs) allowed, every other invisible
+    character refused as `VisibleText` refuses it."""
+
+    def __call__(self, value: str) -> str:
+        return super().__call__(value.replace("\r", "").replace("\n", "").replace("\t", ""))
+
+
+def _local_time(label: str, description: str) -> Any:
+    """A date and time in the site's zone (Asia/Taipei), as a browser's date-time control
+    sends it; the action turns it into UTC."""
+    return fields.NaiveDateTime(
+        required=True, validate=EVENT_TIMES,
+        metadata={"label": label, "input_type": "datetime-local", "description": description})
+
+
+class EventFieldsInput(ToolInput):
+    """An organizer's event, as its form edits it (a person's action in the organizer area):
+    what visitors read of it, when (Taipei time) and where, what it costs and how many come.
+    The same fields create a draft and edit a draft or a published event."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    title = fields.String(
+        required=True, validate=[length(min=2, max=120), VisibleText()],
+        metadata={"label": _l("Title"), "autocomplete": "off"})
+    summary = fields.String(
+        required=True, validate=[length(min=10, max=280), VisibleText()],
+        metadata={"label": _l("Summary, in one or two sentences"), "autocomplete": "off"})
+    description = fields.String(
+        required=True, validate=[length(min=10, max=5000), MultilineText()],
+        metadata={"label": _l("Description"), "input_type": "textarea"})
+    starts_at = _local_time(_l("Starts (Taipei time)"), _l("When the event starts"))
+    ends_at = _local_time(_l("Ends (Taipei time)"), _l("When the event ends"))
+    registration_deadline = _local_time(_l("Registration closes (Taipei time)"),
+                                        _l("The last moment people may register"))
+    location = fields.String(required=True, validate=one_of(LOCATIONS),
+                             metadata={"label": _l("City, or online")})
+    venue = fields.String(
+        required=True, validate=[length(min=2, max=160), VisibleText()],
+        metadata={"label": _l("Venue, or the online platform"), "autocomplete": "off"})
+    level = fields.String(required=True, validate=one_of(LEVELS),
+                          metadata={"label": _l("Level")})
+    capacity = fields.Integer(
+        required=True, strict=False,
+        validate=validate.Range(min=1, max=MOST_SEATS, error=_l("Give a number from {min} to "
+                                                                "{max}.")),
+        metadata={"label": _l("Seats")})
+    waitlist = fields.Boolean(
+        required=True, validate=validate.OneOf(list(YES_NO), labels=list(YES_NO.values())),
+        metadata={"label": _l("When it is full, people may wait for a seat")})
+    price_amount = fields.Integer(
+        required=True,
+        validate=validate.Range(min=0, max=HIGHEST_PRICE, error=_l("Give a number from {min} "
+                                                                   "to {max}.")),
+        metadata={"label": _l("Price (0: free)")})
+    price_currency = fields.String(required=True, validate=one_of(CURRENCIES),
+                                   metadata={"label": _l("Currency")})
+
+    @validates_schema
+    def times_in_order(self, data: dict[str, Any], **kwargs: object) -> None:
+        """An event ends after it starts, within a fortnight, and registration closes by its
+        start (no form control can say this)."""
+        starts, ends = data.get("starts_at"), data.get("ends_at")
+        deadline = data.get("registration_deadline")
+        if starts and ends and ends <= starts:
+            raise ValidationError(_("The end must be after the start."), "ends_at")
+        if starts and ends and ends - starts > LONGEST_EVENT:
+            raise ValidationError(_("An event lasts at most %(days)d days.",
+                                    days=LONGEST_EVENT.days), "ends_at")
+        if starts and deadline and deadline > starts:
+            raise ValidationError(_("Registration must close by the start."),
+                                  "registration_deadline")
+
+
+class EventFieldsParams(TypedDict):
+    """What `EventFieldsInput` loads (times naive, in the site's zone)."""
+
+    organization_id: str
+    title: str
+    summary: str
+    description: str
+    starts_at: datetime
+    ends_at: datetime
+    registration_deadline: datetime
+    location: str
+    venue: str
+    level: str
+    capacity: int
+    waitlist: bool
+    price_amount: int
+    price_currency: str
+
+
+class OrganizerEventInput(ToolInput):
+    """One event of an organization's (publishing it: a person's action), at the version the
+    person saw."""
+
+    organization_id = fields.String(required=True, validate=length(min=1, max=40))
+    event_id = fields.String(required=True, validate=EVENT_ID)
+    version = fields.Integer(required=True, validate=validate.Range(min=1, max=2**31 - 1))
+
+
+class OrganizerEventParams(TypedDict):
+    """What `OrganizerEventInput` loads."""
+
+    organization_id: str
+    event_id: str
+    version: int
+
+
+class EditEventInput(EventFieldsInput, OrganizerEventInput):
+    """Editing an organization's event, draft or published, from the version the form was
+    filled with."""
+
+
+class EditEventParams(EventFieldsParams, OrganizerEventParams):
+    """What `EditEventInput` loads."""

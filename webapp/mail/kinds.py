@@ -112,9 +112,16 @@ ORGANIZATION_INVITATION = MailKind(
     link_field="link",
 )
 
+EVENT_CHANGED = MailKind(
+    name="event_changed",
+    # Translators: the subject of the mail telling an attendee that an event's time or place
+    # changed.
+    subject=lambda payload: _("Changed: %(title)s", title=payload["event"]["title"]),
+)
+
 KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
                                       REGISTRATION_REMINDER, WAITLIST_OFFER, EVENT_CANCELLED,
-                                      SIGN_IN_LINK, ORGANIZATION_INVITATION)}
+                                      SIGN_IN_LINK, ORGANIZATION_INVITATION, EVENT_CHANGED)}
 
 
 def kind_named(name: str) -> MailKind:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from dataclasses import field
@@ -258,6 +259,18 @@ class Invitation:
     def is_open(self, now: datetime) -> bool:
         """Whether it can still be accepted at `now`."""
         return self.accepted_at is None and self.revoked_at is None and now < self.expires_at
+
+
+@dataclass(frozen=True)
+class OrganizerEvent:
+    """An event of an organization's as the organizer area reads it: a draft (only the
+    organization sees it) or published (its seats counted), and the version the next save
+    must be made from (`storage.event_drafts`)."""
+
+    event: Event
+    organization_id: str
+    version: int
+    published: bool
 
 
 @dataclass(frozen=True)
@@ -629,7 +642,7 @@ class Storage(Protocol):
 
     def event_organization(self, event_id: str) -> str | None: ...
 
-    def organization_events(self, organization_id: str, limit: int) -> list[Event]:
+    def public_organization_events(self, organization_id: str, limit: int) -> list[Event]:
         """The latest `limit` events the organization runs, the latest start first."""
         ...
 
@@ -686,6 +699,39 @@ class Storage(Protocol):
         """Every attendee of the event, in the order they registered, `size` at a time: one
         read per batch, never the whole list at once."""
         ...
+
+    # an organization's own events (`storage.event_drafts`)
+    def create_event_draft(self, event: Event, organization_id: str, account_id: str,
+                           now: datetime) -> None: ...
+
+    def organizer_event(self, event_id: str, for_update: bool = False
+                        ) -> OrganizerEvent | None:
+        """An organization's event, draft or published (seats counted), or None."""
+        ...
+
+    def save_event_draft(self, event: Event, version: int, account_id: str,
+                         now: datetime) -> bool:
+        """Write a draft still at `version` (atomic); False when another save came first."""
+        ...
+
+    def save_published_event(self, event: Event, version: int) -> bool:
+        """Write a published event still at `version`, its search terms with it (one
+        transaction); False when another save came first."""
+        ...
+
+    def publish_event_draft(self, draft: OrganizerEvent) -> None:
+        """Move a draft into the published events, search index included (one
+        transaction)."""
+        ...
+
+    def record_event_edit(self, event_id: str, version: int, changed: Sequence[str],
+                          account_id: str, now: datetime) -> None: ...
+
+    def event_edits_since(self, event_id: str, version: int) -> list[str]: ...
+
+    def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
+
+    def active_attendees(self, event_id: str) -> list[Registration]: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

@@ -73,7 +73,10 @@ RECORD_AUDIT = ("INSERT INTO audit_log (at, organization_id, account_id, action,
                 "target, detail) VALUES (:at, :organization_id, :account_id, :action, "
                 ":event_id, :target, :detail)")
 SET_EVENT_ORGANIZATION = "UPDATE events SET organization_id = :organization_id WHERE id = :id"
-EVENT_ORGANIZATION = "SELECT organization_id FROM events WHERE id = :id"
+# An organization runs its published events and its drafts (`storage.event_drafts`).
+EVENT_ORGANIZATION = ("SELECT coalesce((SELECT organization_id FROM events WHERE id = :id), "
+                      "(SELECT organization_id FROM event_drafts WHERE id = :id)) "
+                      "AS organization_id")
 AUDIT_LOG = ("SELECT * FROM audit_log WHERE organization_id = :organization_id "
              "ORDER BY at DESC, id DESC LIMIT :limit")
 
@@ -246,8 +249,8 @@ class OrganizerRecords:
 
     @guarded
     def event_organization(self, event_id: str) -> str | None:
-        """The id of the organization that runs an event, or None (no such event, or the
-        site's own)."""
+        """The id of the organization that runs an event or holds it as a draft, or None (no
+        such event, or the site's own)."""
         row = self._one(EVENT_ORGANIZATION, {"id": event_id})
         return row["organization_id"] if row else None
 

@@ -40,6 +40,7 @@ from .attendees import AttendeeRecords
 from .check_ins import CheckInRecords
 from .dialect import Dialect
 from .dialect import guarded
+from .event_drafts import EventDraftRecords
 from .index import Indexed
 from .index import SearchIndex
 from .oauth import OAuthRecords
@@ -295,8 +296,8 @@ RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:na
 
 
 class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
-              OrganizerRecords, CheckInRecords,
-              AttendeeRecords):
+              OrganizerRecords, CheckInRecords, AttendeeRecords,
+              EventDraftRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect
@@ -390,7 +391,7 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         return event_of(row, self.dialect.moment_out, taken)
 
     @guarded
-    def organization_events(self, organization_id: str, limit: int) -> list[Event]:
+    def public_organization_events(self, organization_id: str, limit: int) -> list[Event]:
         """The latest `limit` events the organization runs, the latest start first."""
         moment_out = self.dialect.moment_out
         return [event_of(row, moment_out) for row in self._rows(

@@ -350,6 +350,49 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         )""",
         "CREATE INDEX check_ins_by_event ON check_ins (event_id, checked_in_at)",
     ),
+    # An organization's events before they are published (`storage.event_drafts`): the
+    # event's own columns, with who made and last changed it. A draft is in no other table, so
+    # nothing public (search, the event page, the sitemap, the tools) can read it; publishing
+    # moves it into `events` under the same id. Every save of an organizer's event (draft or
+    # published) counts up its version and notes the fields it changed (`event_edits`), so a
+    # save made from an older version is refused with what changed in between.
+    "014_event_drafts": (
+        """CREATE TABLE event_drafts (
+            id {key} PRIMARY KEY,               -- the event's id, kept when it is published
+            organization_id {key} NOT NULL REFERENCES organizations (id),
+            title text NOT NULL,
+            summary text NOT NULL,
+            description text NOT NULL,
+            starts_at {moment} NOT NULL,
+            ends_at {moment} NOT NULL,
+            location text NOT NULL,
+            venue text NOT NULL,
+            price text NOT NULL,
+            level text NOT NULL,
+            capacity integer NOT NULL CHECK (capacity >= 0),
+            held_seats integer NOT NULL DEFAULT 0 CHECK (held_seats BETWEEN 0 AND capacity),
+            registration_deadline {moment} NOT NULL,
+            price_amount integer CHECK (price_amount >= 0),
+            price_currency text NOT NULL DEFAULT 'TWD',
+            waitlist boolean NOT NULL DEFAULT false,
+            version integer NOT NULL,
+            created_by {key} NOT NULL,          -- account ids: no reference, like the audit log
+            created_at {moment} NOT NULL,
+            updated_by {key} NOT NULL,
+            updated_at {moment} NOT NULL
+        )""",
+        "CREATE INDEX event_drafts_by_organization ON event_drafts (organization_id, starts_at)",
+        # A published event's version goes on from its draft's (1: never edited here).
+        "ALTER TABLE events ADD COLUMN version integer NOT NULL DEFAULT 1",
+        """CREATE TABLE event_edits (
+            event_id {key} NOT NULL,            -- a draft's or an event's id
+            version integer NOT NULL,           -- the version this save made
+            changed text NOT NULL,              -- the names of the fields it changed, spaced
+            edited_by {key} NOT NULL,
+            edited_at {moment} NOT NULL,
+            PRIMARY KEY (event_id, version)
+        )""",
+    ),
     # When an organization cancelled an event, and the line it gave people as the reason
     # (empty: none given). A cancelled event keeps its page, its search terms and its
     # registrations: the page and calendars say it is cancelled, and registering is refused.

@@ -42,9 +42,11 @@ from flask_webmcp.routes import current_action
 from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 
+from ..domain.actions import organizer_events as event_actions
 from ..domain.actions import organizers as actions
 from ..domain.organizers import INVITE
 from ..domain.organizers import LEAVE
+from ..domain.organizers import MANAGE_EVENTS
 from ..domain.organizers import MANAGE_MEMBERS
 from ..domain.organizers import VIEW_ORGANIZATION
 from ..domain.organizers import may
@@ -157,7 +159,8 @@ def create_organization() -> Response:
 @needs(VIEW_ORGANIZATION)
 @page_route(bp, "/organizations/<organization_id>", "view_organization")
 def organization(organization_id: str) -> Response:
-    """An organization as its members see it: its people and, for owners, its audit log."""
+    """An organization as its members see it: its events (to those who manage them), its
+    people and, for owners, its audit log."""
     return with_vary(render_template("organizer/organization.html", result=page_result(),
                                      **_organization_context()))
 
@@ -165,7 +168,10 @@ def organization(organization_id: str) -> Response:
 def _organization_context(values: dict[str, Any] | None = None,
                           errors: dict[str, Any] | None = None) -> dict[str, Any]:
     membership: Membership = g.membership
-    return {**actions.organization_overview(get_db(), membership, _context()),
+    events = (event_actions.organization_events(get_db(), membership.organization.id,
+                                                _context())
+              if may(membership.role, MANAGE_EVENTS) else None)
+    return {**actions.organization_overview(get_db(), membership, _context()), "events": events,
             "invite_controls": controls_for(InviteMemberInput, values, errors,
                                             bound=["organization_id"])}
 

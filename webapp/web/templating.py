@@ -39,6 +39,7 @@ from ..domain.activity import ACTIVITY_WORDS
 from ..domain.activity import WENT_THROUGH
 from ..domain.organizers import GIVEN_ROLES
 from ..domain.organizers import ROLE_NAMES
+from ..domain.schemas import CURRENCIES
 from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
 from ..domain.schemas import LOCATIONS
@@ -321,6 +322,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["lang_attribute"] = lang_attribute
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
+                                 CURRENCIES=CURRENCIES,
                                  ROLE_NAMES=ROLE_NAMES, GIVEN_ROLES=GIVEN_ROLES,
                                  confirmation_minutes=confirmation_minutes,
                                  activity_sentence=activity_sentence,

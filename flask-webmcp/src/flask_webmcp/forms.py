@@ -10,7 +10,7 @@ when the form is built)::
 
     label           text of the <label> (people read it)
     description     toolparamdescription (agents read it)
-    input_type      override of the <input type> (e.g. "search")
+    input_type      override of the <input type> (e.g. "search"; "textarea": a <textarea>)
     widget          "radio" for a radio group (choices may come from the page at render time)
     option_titles   for choices the page supplies: whose words their titles are (e.g.
                     "organizer-written event titles"); the description says so, since the
