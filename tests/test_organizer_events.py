@@ -293,7 +293,7 @@ def event_row_links(person: Visitor, organization_id: str, event_id: str) -> dic
                          "html.parser")
     (row,) = [item for item in page.select(".organizer-event-list li")
               if item.find("a", href=re.compile(re.escape(event_id)))]
-    return {link.get_text(" ", strip=True).split(" ")[0]: link["href"]
+    return {link.get_text(" ", strip=True).split(" ")[0]: str(link["href"])
             for link in row.select(".organizer-event-actions a")} | {
         "badge": " ".join(badge.get_text() for badge in row.select(".badge"))}
 
