@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import typing
 from datetime import date
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ from marshmallow import missing
 from routes import declared_actions
 
 # What each kind of field loads (the first match wins: an Email is a String).
-LOADS = ((fields.Integer, int), (fields.Date, date), (fields.String, str))
+LOADS = ((fields.Integer, int), (fields.DateTime, datetime), (fields.Date, date),
+         (fields.Boolean, bool), (fields.String, str))
 
 
 def loaded_type(field: fields.Field[Any]) -> type:

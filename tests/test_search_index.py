@@ -7,6 +7,7 @@ updates and rebuilds, and in a file adopted from the releases before `storage.sc
 from __future__ import annotations
 
 import functools
+import re
 import sqlite3
 from collections import Counter
 from contextlib import closing
@@ -278,15 +279,18 @@ def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(tmp_path
     (those it adopts): a file that had all their steps is recorded as having them, gets the
     later ones, and serves as it did."""
     path = tmp_path / "events.sqlite"
-    # This version's code reads and writes an event's waitlist switch, which those releases
-    # had not: the file takes the events with that column, then loses it again, and is left
-    # as those releases left it.
-    (switch,) = [statement for statement in MIGRATIONS["011_waitlist"]
-                 if statement.startswith("ALTER TABLE events")]
+    # This version's code reads and writes the events' later columns (the waitlist switch,
+    # who runs an event, its cancellation), which those releases had not: the file takes the
+    # events with those columns (without their references, which SQLite could not drop), then
+    # loses them again, and is left as those releases left it.
+    later = [re.sub(r" REFERENCES .*$", "", statement)
+             for name, statements in MIGRATIONS.items() if name not in ADOPTED
+             for statement in statements if statement.startswith("ALTER TABLE events ADD")]
+    dropped = [statement.split()[5] for statement in later]
     adopted = {name: MIGRATIONS[name] for name in ADOPTED}
     last = ADOPTED[-1]
     with monkeypatch.context() as released:  # the file as the last of those releases left it
-        released.setattr(records, "MIGRATIONS", {**adopted, last: (*adopted[last], switch)})
+        released.setattr(records, "MIGRATIONS", {**adopted, last: (*adopted[last], *later)})
         SQLiteStorage.prepare(path)
     with closing(SQLiteStorage.open(path)) as storage:
         events = list(generate_events(30, seed=9, now=NOW, timezone=TAIPEI))
@@ -297,7 +301,8 @@ def test_a_file_of_the_last_release_before_the_schema_module_is_adopted(tmp_path
                             storage.db.execute("PRAGMA table_info(events)").fetchall())
         rows = storage.db.execute(f"SELECT {columns} FROM events ORDER BY id").fetchall()
         keys, counts = keys_of(storage), held_terms(storage)
-        storage.db.execute("ALTER TABLE events DROP COLUMN waitlist")
+        for column in dropped:
+            storage.db.execute(f"ALTER TABLE events DROP COLUMN {column}")
         SQLiteStorage.prepare(path)
         applied = storage.db.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
         assert [name for (name,) in applied] == list(MIGRATIONS)

@@ -13,11 +13,14 @@ from flask import url_for
 from helpers import PROJECT_ROOT
 from helpers import attribute
 from helpers import page_address
+from routes import SAMPLE_VALUES
 
 from flask_webmcp import STATIC_URL_PATH
 from flask_webmcp.htmx import BRIDGE_SCRIPT
 from flask_webmcp.htmx import HTMX_VERSION
 from webapp import create_app
+from webapp.storage import Organization
+from webapp.storage.connection import get_db
 from webapp.web.caching import MAX_AGE
 
 
@@ -117,7 +120,7 @@ def test_an_answer_that_sets_a_cookie_is_never_public(client):
 
 def public_addresses(app) -> list[str]:
     """An address of every GET route declared public (`@public`), in English."""
-    values: dict[str, Any] = {"event_id": "evt-webmcp-intro", "lang_code": "en"}
+    values: dict[str, Any] = {**SAMPLE_VALUES, "event_id": "evt-webmcp-intro", "lang_code": "en"}
     addresses = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():
@@ -128,11 +131,24 @@ def public_addresses(app) -> list[str]:
     return addresses
 
 
+def public_organization(app) -> None:
+    """Keep an organization under the id of the sample addresses, so its public page is
+    there."""
+    with app.app_context():
+        db, now = get_db(), app.config["CLOCK"]()
+        with db.transaction():
+            owner = db.account_for("owner@example.com", "acc-owner", "visitor-owner", now)
+        db.create_organization(Organization(id=SAMPLE_VALUES["organization_id"],
+                                            name="台北網頁開發者聚會", description="",
+                                            created_at=now), owner.id)
+
+
 def test_a_visitors_answers_are_never_public(app, visitor):
     """Once a visitor has a session, every answer renews its cookie: a shared cache would hand
     their session to everyone (the cookie is set after the answer is made, so looking for
     it in the answer's headers is not enough)."""
     visitor.save()  # the first write makes the visitor, and their session permanent
+    public_organization(app)  # the public page of the sample organization answers
     addresses = public_addresses(app)
     assert {"/openapi.json", "/robots.txt", "/sitemap.xml", "/en/events",
             "/calendar/evt-webmcp-intro.ics"} <= set(addresses)
