@@ -1,16 +1,17 @@
 """The organizer area walked by people, in Chinese, in Chromium, through the real pages, with
 the mail delivered to a real SMTP server (issue 30):
 
-1. an organizer signs in from the mailed link, starts an organization, drafts an event in
-   Chinese, previews it and publishes it;
+1. an owner signs in from the mailed link, starts an organization, drafts an event in
+   Chinese, previews it and publishes it, and invites a manager, who opens the mailed
+   invitation, signs in by mail, is led back to it and joins;
 2. a visitor finds it by a Chinese word of its title on the search page, through WebMCP (the
    page's search tool) and over `/mcp` (the official MCP SDK), registers, and is mailed;
-3. the organizer moves its start, and the attendee is mailed what changed;
-4. the organizer exports the attendees: a CSV for Excel, its BOM first, and the attendee's
+3. the manager moves its start, and the attendee is mailed what changed;
+4. the manager exports the attendees: a CSV for Excel, its BOM first, and the attendee's
    name, which starts with "=", kept from becoming a formula;
-5. at the door, the QR code of the attendee's mail shown to a phone's camera (Chromium's fake
-   one) checks them in, and a second scan is refused;
-6. the organizer cancels the event: the attendee is mailed, and the event's page and its
+5. at the door, the QR code of the attendee's mail shown to the manager's phone's camera
+   (Chromium's fake one) checks them in, and a second scan is refused;
+6. the manager cancels the event: the attendee is mailed, and the event's page and its
    `.ics` say it is cancelled.
 
 Every wait ends on a condition (Playwright's auto-waiting, a mail's arrival), never a pause.
@@ -61,8 +62,10 @@ ATTENDEE = "=陳小安"  # what a spreadsheet would take for a formula
 # What the Chinese pages and mails say, written out (not read from the catalog the pages use).
 ORGANIZER_AREA = "主辦者專區"
 SUBJECTS = {"sign-in": "你的WebMCP 社群活動登入連結", "confirmed": f"報名成功：{TITLE}",
-            "changed": f"活動已變更：{TITLE}", "cancelled": f"活動取消：{TITLE}"}
+            "changed": f"活動已變更：{TITLE}", "cancelled": f"活動取消：{TITLE}",
+            "invitation": f"邀請你加入「{ORGANIZATION}」（WebMCP 社群活動）"}
 SIGN_IN_LINK = re.compile(r"https?://\S+/sign-in/[\w-]+")
+INVITATION_LINK = re.compile(r"https?://\S+/organizer/invitations/[\w-]+")
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
@@ -99,10 +102,9 @@ def event_link(tab: Tab, message: str) -> Locator:
 
 
 def sign_in_by_mail(tab: Tab, mail_site: MailSite, email: str) -> None:
-    """From the header's link, ask for a sign-in link, open the mailed one, press its button."""
+    """On the sign-in page, ask for a link for `email`, open the mailed one, press its
+    button."""
     page = tab.page
-    page.goto(tab.site.url("/events"))
-    header_link(tab, "Sign in").click()
     page.get_by_label(tab.text("E-mail"), exact=True).fill(email)
     page.get_by_role("button", name=tab.text("Mail me a sign-in link")).click()
     found = SIGN_IN_LINK.search(text_part(mail_to(mail_site.inbox, email, SUBJECTS["sign-in"])))
@@ -110,6 +112,30 @@ def sign_in_by_mail(tab: Tab, mail_site: MailSite, email: str) -> None:
     page.goto(found.group(0))
     page.get_by_role("button", name=tab.text("Sign in"), exact=True).click()
     expect(header_link(tab, "Account")).to_be_visible()
+
+
+def invite_a_manager(owner: Tab, mail_site: MailSite, email: str) -> str:
+    """The owner invites `email` as a manager on the organization's page; the mailed link."""
+    page = owner.page
+    page.get_by_label(owner.text("Their e-mail address")).fill(email)
+    page.get_by_label(owner.text("Manager"), exact=True).check()
+    page.get_by_role("button", name=owner.text("Mail the invitation")).click()
+    expect(page.locator("#invite-title ~ .member-list")).to_contain_text(email)
+    mailed = text_part(mail_to(mail_site.inbox, email, SUBJECTS["invitation"]))
+    found = INVITATION_LINK.search(mailed)
+    assert found, mailed
+    return found.group(0)
+
+
+def join_by_the_link(tab: Tab, mail_site: MailSite, email: str, link: str) -> None:
+    """Someone not signed in opens their invitation: signing in by mail leads back to it,
+    and they accept, landing on the organization's page."""
+    tab.page.goto(link)
+    sign_in_by_mail(tab, mail_site, email)
+    tab.page.get_by_role("button", name=tab.text("Accept and join")).click()
+    expect(tab.page.get_by_role("heading", level=1)).to_have_text(ORGANIZATION)
+    expect(tab.page.get_by_role("main")).to_contain_text(
+        tab.text("Your role: %(role)s") % {"role": tab.text("Manager")})
 
 
 def start_an_organization(tab: Tab) -> str:
@@ -243,17 +269,24 @@ def cancel_the_event(tab: Tab, organization: str) -> None:
     expect(page.get_by_text(tab.text("This event is cancelled."), exact=True)).to_be_visible()
 
 
-def test_an_organizer_publishes_runs_and_cancels_an_event_a_visitor_found(
+def test_organizers_publish_run_and_cancel_an_event_a_visitor_found(
         mail_site: MailSite, open_tab: Callable[..., Tab], chromium: Browser, tmp_path: Path):
     inbox = mail_site.inbox
     starts = (suite_start() + timedelta(days=21)).astimezone(TAIPEI).replace(
         hour=19, minute=0, second=0, microsecond=0)
 
-    # 1. The organizer signs in from the mailed link, starts an organization and publishes.
-    organizer = open_tab(language=LANGUAGE)
-    sign_in_by_mail(organizer, mail_site, unique_email())
-    organization = start_an_organization(organizer)
-    event_id = draft_preview_and_publish(organizer, starts)
+    # 1. The owner signs in from the mailed link, starts an organization, publishes, and
+    #    invites a manager, who joins from the mailed invitation.
+    owner = open_tab(language=LANGUAGE)
+    owner.page.goto(owner.site.url("/events"))
+    header_link(owner, "Sign in").click()
+    sign_in_by_mail(owner, mail_site, unique_email())
+    organization = start_an_organization(owner)
+    event_id = draft_preview_and_publish(owner, starts)
+    owner.page.goto(owner.site.url(organization))
+    manager, manager_email = open_tab(language=LANGUAGE), unique_email()
+    join_by_the_link(manager, mail_site, manager_email,
+                     invite_a_manager(owner, mail_site, manager_email))
 
     # 2. A visitor finds it by a Chinese word of its title, three ways, and registers.
     visitor, email = open_tab(language=LANGUAGE), unique_email()
@@ -262,33 +295,33 @@ def test_an_organizer_publishes_runs_and_cancels_an_event_a_visitor_found(
     confirmation = mail_to(inbox, email, SUBJECTS["confirmed"])
     assert ATTENDEE in text_part(confirmation)
 
-    # 3. The organizer moves the start half an hour later: the attendee is told what changed.
-    move_the_start(organizer, organization, starts + timedelta(minutes=30))
+    # 3. The manager moves the start half an hour later: the attendee is told what changed.
+    move_the_start(manager, organization, starts + timedelta(minutes=30))
     changed = text_part(mail_to(inbox, email, SUBJECTS["changed"]))
     assert re.search(r"19:00.*→.*19:30", changed), changed
 
     # 4. The export opens in Excel as written: BOM first, the name never a formula.
-    exported = export_attendees(organizer, organization)
+    exported = export_attendees(manager, organization)
     assert exported.startswith(UTF8_BOM)
     rows = list(csv.reader(io.StringIO(exported.decode("utf-8-sig"), newline="")))
     assert len(rows) == 2, rows  # the header, in the page's language, and the one attendee
-    assert rows[0][:2] == [organizer.text("Name"), organizer.text("E-mail")]
+    assert rows[0][:2] == [manager.text("Name"), manager.text("E-mail")]
     assert rows[1][0] == f"'{ATTENDEE}" and email in rows[1]
 
-    # 5. At the door, on a phone whose camera films the mail's QR code, the same organizer
+    # 5. At the door, on a phone whose camera films the mail's QR code, the manager
     #    (their session carried over) checks the attendee in once.
     video = y4m_of(qr_code_of(confirmation), tmp_path / "qr.y4m")
     with camera_showing(chromium, video) as camera:
         phone = camera.new_context(locale=LANGUAGE, permissions=["camera"],
-                                   storage_state=organizer.page.context.storage_state())
+                                   storage_state=manager.page.context.storage_state())
         try:
             check_in_at_the_door(Tab(phone.new_page(), mail_site.site, True, LANGUAGE),
                                  organization)
         finally:
             phone.close()
 
-    # 6. The organizer cancels: the attendee is mailed, the page and the .ics say so.
-    cancel_the_event(organizer, organization)
+    # 6. The manager cancels: the attendee is mailed, the page and the .ics say so.
+    cancel_the_event(manager, organization)
     assert "講者臨時生病" in text_part(mail_to(inbox, email, SUBJECTS["cancelled"]))
     visitor.page.goto(mail_site.site.url(f"/{LANGUAGE}/events/{event_id}"))
     expect(visitor.page.locator(".event-cancelled")).to_contain_text(visitor.text(
