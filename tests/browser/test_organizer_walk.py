@@ -15,7 +15,8 @@ the mail delivered to a real SMTP server (issue 30):
    `.ics` say it is cancelled.
 
 Every wait ends on a condition (Playwright's auto-waiting, a mail's arrival), never a pause.
-The times are the server's, which start at the suite's instant.
+The times are the server's, which start at the suite's instant. It walks once on SQLite and
+once on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from mcp_sdk import sdk_client
 from playwright.sync_api import Browser
 from playwright.sync_api import Locator
 from playwright.sync_api import expect
+from services import fresh_schema
 from suite_clock import suite_start
 
 from .camera import camera_showing
@@ -69,11 +71,17 @@ INVITATION_LINK = re.compile(r"https?://\S+/organizer/invitations/[\w-]+")
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-@pytest.fixture(scope="module")
-def mail_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MailSite]:
-    """The site on a fresh SQLite database, with its mail delivered to a real SMTP server."""
-    folder = tmp_path_factory.mktemp("organizer-walk")
-    with serving_with_mail(str(folder / "events.sqlite"), folder) as served:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def mail_site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[MailSite]:
+    """The site on a fresh database of each backend, with its mail delivered to a real SMTP
+    server."""
+    folder = tmp_path_factory.mktemp(f"organizer-walk-{request.param}")
+    if request.param == "postgresql":
+        database = fresh_schema(request.getfixturevalue("postgres_database"))
+    else:
+        database = str(folder / "events.sqlite")
+    with serving_with_mail(database, folder) as served:
         yield served
 
 
