@@ -21,6 +21,7 @@ once on PostgreSQL.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -68,7 +69,6 @@ SUBJECTS = {"sign-in": "你的WebMCP 社群活動登入連結", "confirmed": f"�
             "invitation": f"邀請你加入「{ORGANIZATION}」（WebMCP 社群活動）"}
 SIGN_IN_LINK = re.compile(r"https?://\S+/sign-in/[\w-]+")
 INVITATION_LINK = re.compile(r"https?://\S+/organizer/invitations/[\w-]+")
-UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -310,7 +310,7 @@ def test_organizers_publish_run_and_cancel_an_event_a_visitor_found(
 
     # 4. The export opens in Excel as written: BOM first, the name never a formula.
     exported = export_attendees(manager, organization)
-    assert exported.startswith(UTF8_BOM)
+    assert exported.startswith(codecs.BOM_UTF8)
     rows = list(csv.reader(io.StringIO(exported.decode("utf-8-sig"), newline="")))
     assert len(rows) == 2, rows  # the header, in the page's language, and the one attendee
     assert rows[0][:2] == [manager.text("Name"), manager.text("E-mail")]
