@@ -731,6 +731,11 @@ class Storage(Protocol):
 
     def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
 
+    def account_organization_events(self, account_id: str) -> list[OrganizerEvent]:
+        """The drafts and published events (seats counted) of every organization the account
+        is in, the latest start first: one read, whatever the number of organizations."""
+        ...
+
     def active_attendees(self, event_id: str) -> list[Registration]: ...
 
     # housekeeping
