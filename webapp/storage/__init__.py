@@ -440,6 +440,10 @@ class Storage(Protocol):
         """The visitor's entries waiting or offered, soonest event first, with positions."""
         ...
 
+    def event_waitlist(self, event_id: str) -> list[WaitlistEntry]:
+        """The event's entries waiting or offered, in the order they joined."""
+        ...
+
     def end_waitlist_entry(self, entry_id: str, state: str, now: datetime) -> bool:
         """End a live entry as accepted, declined or left; False when it had ended."""
         ...
