@@ -12,6 +12,7 @@ Times cross this boundary as timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -659,6 +660,13 @@ class Storage(Protocol):
     def cancel_event(self, event_id: str, reason: str, now: datetime) -> bool:
         """Cancel an event not cancelled yet and end its waitlist (atomic); False when there
         is no such event or it was cancelled already."""
+        ...
+
+    def listed_organizations(self, changes: Collection[str], limit: int
+                             ) -> list[tuple[str, datetime]]:
+        """Up to `limit` organizations with a published event, with when their public page last
+        changed (their last audit line of a `changes` action on a published event, else their
+        start), the latest changed first."""
         ...
 
     def record_audit(self, entry: AuditEntry) -> None: ...
