@@ -252,3 +252,37 @@ def test_no_reminder_goes_for_a_cancelled_event(app, organization):
     clock = app.config["CLOCK"]
     clock.advance(seconds=(start - clock()).total_seconds() - 23 * 3600)
     assert remind(app).startswith("0 reminder")
+
+
+def test_each_person_on_the_waitlist_is_told_once_and_an_offer_is_withdrawn(app, clock,
+                                                                          organization):
+    """Cancelling mails everyone still on the waitlist once, the one holding an offer too,
+    saying their place ends; the offer ends with the places; a second cancel mails nobody."""
+    owner, organization_id = organization
+    add(app, small_event(clock()))
+    run_by(app, organization_id, SMALL)
+    (first, registration), (staying, _kept) = fill(app)
+    waiting = [Visitor(app) for _ in range(3)]
+    for person in waiting:
+        assert join(person)["status"] == "success"
+    cancel(first, registration["id"])  # the first one waiting is offered the seat
+    assert [state for _email, state in waitlist_rows(app)] == ["offered", "waiting", "waiting"]
+    deliver(app, Inbox())  # the offer's mail, sent before the cancellation
+
+    assert owner.post(cancel_address(organization_id, "en", SMALL), {}).status_code == 303
+    assert [state for _email, state in waitlist_rows(app)] == ["expired"] * 3
+    inbox = Inbox()
+    deliver(app, inbox)
+    told = {str(message["To"]): text_of(message) for message in inbox.messages}
+    assert sorted(told) == sorted(person.email for person in (staying, *waiting))
+    assert len(inbox.messages) == len(told)  # once each
+    place_ends = "your place on the waitlist ends"
+    for person in waiting:
+        assert place_ends in " ".join(told[person.email].split())
+    assert place_ends not in " ".join(told[staying.email].split())
+
+    again = owner.post(cancel_address(organization_id, "en", SMALL), {})
+    assert again.status_code == 409
+    inbox = Inbox()
+    deliver(app, inbox)
+    assert inbox.messages == []

@@ -6,6 +6,7 @@ Read-only and the same for everyone: nothing here needs a visitor or an account.
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from ..storage import Storage
@@ -15,6 +16,15 @@ from .projections import event_listing
 
 # How many of its events an organization's page lists (the latest starts first).
 EVENTS_SHOWN = 100
+# The organizer actions that change what an organization's public page shows.
+PAGE_CHANGES = ("publish_event", "edit_event", "cancel_event")
+
+
+def listed_organizations(db: Storage, limit: int) -> list[dict[str, Any]]:
+    """The organizations whose public page a sitemap lists (those with a published event:
+    a page of drafts alone lists nothing), with when each last changed (ISO 8601, UTC)."""
+    return [{"id": organization_id, "changedAt": changed_at.astimezone(UTC).isoformat()}
+            for organization_id, changed_at in db.listed_organizations(PAGE_CHANGES, limit)]
 
 
 def organizer_of(db: Storage, event_id: str) -> dict[str, Any] | None:

@@ -98,6 +98,18 @@ def queue_waitlist_joined(db: Storage, entry: WaitlistEntry, event: Event, ctx: 
                          entry.language, payload, ctx.now)
 
 
+def queue_waitlist_cancelled(db: Storage, entry: WaitlistEntry, event: Event,
+                             ctx: ActionContext) -> bool:
+    """Queue the "this event is cancelled" mail to a person on its waitlist (waiting, or
+    holding an offer), saying their place ends, in the language they joined in; call it
+    inside the transaction that cancels the event and ends its waitlist (an event is
+    cancelled once, so each place is mailed once)."""
+    payload = {"entryId": entry.id, "attendeeName": entry.attendee_name, "waitlisted": True,
+               "event": event_facts(event, ctx), "reason": event.cancellation_reason}
+    return db.queue_mail(f"event-cancelled:{entry.id}", entry.email, EVENT_CANCELLED.name,
+                         entry.language, payload, ctx.now)
+
+
 def queue_waitlist_offer(db: Storage, entry: WaitlistEntry, event: Event, ctx: ActionContext
                          ) -> bool:
     """Queue the "a seat is yours if you want it" mail of an offer from the waitlist, in the

@@ -12,6 +12,7 @@ Times cross this boundary as timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -440,6 +441,10 @@ class Storage(Protocol):
         """The visitor's entries waiting or offered, soonest event first, with positions."""
         ...
 
+    def event_waitlist(self, event_id: str) -> list[WaitlistEntry]:
+        """The event's entries waiting or offered, in the order they joined."""
+        ...
+
     def end_waitlist_entry(self, entry_id: str, state: str, now: datetime) -> bool:
         """End a live entry as accepted, declined or left; False when it had ended."""
         ...
@@ -657,6 +662,13 @@ class Storage(Protocol):
         is no such event or it was cancelled already."""
         ...
 
+    def listed_organizations(self, changes: Collection[str], limit: int
+                             ) -> list[tuple[str, datetime]]:
+        """Up to `limit` organizations with a published event, with when their public page last
+        changed (their last audit line of a `changes` action on a published event, else their
+        start), the latest changed first."""
+        ...
+
     def record_audit(self, entry: AuditEntry) -> None: ...
 
     def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]: ...
@@ -730,6 +742,11 @@ class Storage(Protocol):
     def event_edits_since(self, event_id: str, version: int) -> list[str]: ...
 
     def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
+
+    def account_organization_events(self, account_id: str) -> list[OrganizerEvent]:
+        """The drafts and published events (seats counted) of every organization the account
+        is in, the latest start first: one read, whatever the number of organizations."""
+        ...
 
     def active_attendees(self, event_id: str) -> list[Registration]: ...
 

@@ -65,6 +65,20 @@ ORGANIZATION_DRAFTS = ("SELECT * FROM event_drafts WHERE organization_id = :orga
 ORGANIZATION_EVENTS = ("SELECT e.*, {claims} AS claimed FROM events e "
                        "WHERE e.organization_id = :organization_id "
                        "ORDER BY e.starts_at DESC, e.id")
+# Every event of every organization an account is in, drafts and published alike, in one
+# read whatever the number of organizations (the organizer dashboard): a draft's row has the
+# published event's columns too, empty, and says which it is in `published`.
+_EVENT_COLUMNS = ", ".join(f"{{table}}.{name}" for name in DRAFT_FIELDS)
+ACCOUNT_EVENTS = (
+    "SELECT " + _EVENT_COLUMNS.format(table="d") + ", d.organization_id, d.version, "
+    "NULL AS cancelled_at, '' AS cancellation_reason, 0 AS claimed, 0 AS published "
+    "FROM event_drafts d JOIN memberships m ON m.organization_id = d.organization_id "
+    "WHERE m.account_id = :account_id "
+    "UNION ALL SELECT " + _EVENT_COLUMNS.format(table="e") + ", e.organization_id, e.version, "
+    "e.cancelled_at, e.cancellation_reason, {claims} AS claimed, 1 AS published "
+    "FROM events e JOIN memberships m ON m.organization_id = e.organization_id "
+    "WHERE m.account_id = :account_id "
+    "ORDER BY starts_at DESC, id")
 ACTIVE_ATTENDEES = ("SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
                     "FROM registrations r JOIN events e ON e.id = r.event_id "
                     "WHERE r.event_id = :id AND r.state = 'active' ORDER BY r.created_at, r.id")
@@ -195,6 +209,14 @@ class EventDraftRecords:
         return ([self._draft_of(row) for row in self._rows(ORGANIZATION_DRAFTS, params)]
                 + [self._published_of(row) for row in self._rows(
                     ORGANIZATION_EVENTS.format(claims=self._claims()), params)])
+
+    @guarded
+    def account_organization_events(self, account_id: str) -> list[OrganizerEvent]:
+        """The drafts and published events (seats counted) of every organization the account
+        is in, whatever its role there, the latest start first: one read."""
+        return [self._published_of(row) if row["published"] else self._draft_of(row)
+                for row in self._rows(ACCOUNT_EVENTS.format(claims=self._claims()),
+                                      {"account_id": account_id})]
 
     @guarded
     def active_attendees(self, event_id: str) -> list[Registration]:

@@ -9,6 +9,7 @@ address. Written once for both backends on the primitives `records.Records` name
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -77,6 +78,15 @@ SET_EVENT_ORGANIZATION = "UPDATE events SET organization_id = :organization_id W
 EVENT_ORGANIZATION = ("SELECT coalesce((SELECT organization_id FROM events WHERE id = :id), "
                       "(SELECT organization_id FROM event_drafts WHERE id = :id)) "
                       "AS organization_id")
+# The organizations with at least one published event (a draft is never public), each with
+# when its public page last changed: the latest audit line of the `changes` actions about one
+# of its published events, else when the organization started. The latest changed first.
+LISTED_ORGANIZATIONS = (
+    "SELECT o.id, coalesce((SELECT max(a.at) FROM audit_log a JOIN events e "
+    "ON e.id = a.event_id WHERE a.organization_id = o.id AND e.organization_id = o.id "
+    "AND a.action IN ({changes})), o.created_at) AS changed_at FROM organizations o "
+    "WHERE EXISTS (SELECT 1 FROM events e WHERE e.organization_id = o.id) "
+    "ORDER BY changed_at DESC, o.id LIMIT :limit")
 AUDIT_LOG = ("SELECT * FROM audit_log WHERE organization_id = :organization_id "
              "ORDER BY at DESC, id DESC LIMIT :limit")
 
@@ -253,6 +263,18 @@ class OrganizerRecords:
         such event, or the site's own)."""
         row = self._one(EVENT_ORGANIZATION, {"id": event_id})
         return row["organization_id"] if row else None
+
+    @guarded
+    def listed_organizations(self, changes: Collection[str], limit: int
+                             ) -> list[tuple[str, datetime]]:
+        """Up to `limit` organizations with a published event, each with when its public page
+        last changed (its last audit line of a `changes` action on a published event, else its
+        start), the latest changed first."""
+        actions = {f"action_{number}": action for number, action in enumerate(changes)}
+        assert actions, "an IN list names one action at least"
+        sql = LISTED_ORGANIZATIONS.format(changes=", ".join(f":{name}" for name in actions))
+        return [(row["id"], self.dialect.moment_out(row["changed_at"]))
+                for row in self._rows(sql, {**actions, "limit": limit})]
 
     @guarded
     def record_audit(self, entry: AuditEntry) -> None:

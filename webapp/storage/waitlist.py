@@ -62,6 +62,8 @@ NEXT_WAITING = ("SELECT id FROM waitlist WHERE event_id = :event_id AND state = 
                 "ORDER BY place LIMIT :limit")
 OFFER_SEAT = ("UPDATE waitlist SET state = 'offered', offer_ends_at = :until "
               "WHERE id = :id AND state = 'waiting'")
+EVENT_WAITLIST = (f"{ENTRY_SELECT} WHERE w.event_id = :event_id AND w.state IN {LIVE} "
+                  "ORDER BY w.place")
 EVENTS_WAITED_FOR = (f"SELECT DISTINCT w.event_id FROM waitlist w JOIN events e "
                      f"ON e.id = w.event_id WHERE w.state IN {LIVE} AND e.starts_at > :now "
                      "ORDER BY w.event_id")
@@ -122,6 +124,12 @@ class WaitlistRecords:
         """The visitor's entries waiting or offered, soonest event first."""
         return [entry_of(row, self.dialect)
                 for row in self._rows(VISITOR_WAITLIST, {"visitor_id": visitor_id})]
+
+    @guarded
+    def event_waitlist(self, event_id: str) -> list[WaitlistEntry]:
+        """The event's entries waiting or offered, in the order they joined."""
+        return [entry_of(row, self.dialect)
+                for row in self._rows(EVENT_WAITLIST, {"event_id": event_id})]
 
     @guarded
     def end_waitlist_entry(self, entry_id: str, state: str, now: datetime) -> bool:

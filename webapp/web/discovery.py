@@ -1,5 +1,6 @@
 """For search engines: /robots.txt (what to crawl, where the sitemap is) and /sitemap.xml
-(the events list and every upcoming event, in each language). Neither has a language of its
+(the events list, every upcoming event and the organizations that run published events, in
+each language). Neither has a language of its
 own."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from flask import Response
 from flask import render_template
 
 from ..domain.actions import events as actions
+from ..domain.organization_pages import listed_organizations
 from ..storage.connection import get_db
 from .addresses import external_url_for
 from .caching import public
@@ -19,8 +21,10 @@ from .languages import LANGUAGES
 
 bp = Blueprint("discovery", __name__)
 
-# A sitemap lists at most 50 000 addresses: two languages of this many events, soonest first.
+# A sitemap lists at most 50 000 addresses: two languages of this many events, soonest first,
+# and of this many organizations, the latest changed first (with the two lists, 48 004).
 SITEMAP_EVENTS = 20_000
+SITEMAP_ORGANIZATIONS = 4_000
 # One visitor's own pages, and the agents' endpoint: nothing a search engine should list.
 PRIVATE_PATHS = ("/registrations", "/saved", "/agents", "/events/*/register")
 
@@ -38,11 +42,15 @@ def robots() -> Response:
 @public(max_age=3600)
 @bp.get("/sitemap.xml")
 def sitemap() -> Response:
-    """The events list, the About page and every upcoming event (up to SITEMAP_EVENTS), in
-    each language."""
+    """The events list, the About page, every upcoming event (up to SITEMAP_EVENTS) and
+    every organization with a published event (up to SITEMAP_ORGANIZATIONS, each with when
+    its page last changed), in each language."""
     events = actions.upcoming_events(get_db(), action_context(None), SITEMAP_EVENTS)
     pages = [_in_every_language("events.search"), _in_every_language("about.index")]
     pages += [_in_every_language("events.detail", event_id=event["id"]) for event in events]
+    pages += [{**_in_every_language("organizations.page", organization_id=organization["id"]),
+               "lastmod": organization["changedAt"]}
+              for organization in listed_organizations(get_db(), SITEMAP_ORGANIZATIONS)]
     return Response(render_template("discovery/sitemap.xml", pages=pages),
                     mimetype="application/xml")
 

@@ -3,8 +3,10 @@
 Cancelling keeps the event, its page and its registrations: from then on its page, its
 calendar files and its search result say it is cancelled, registering (and its waitlist) is
 refused, and no reminder goes out. In the one transaction that cancels it, every attendee
-with an active registration is mailed once, in the language they registered in, and the
-organization's audit log says who cancelled it. Cancelling again changes nothing.
+with an active registration is mailed once, in the language they registered in, so is every
+person still on its waitlist (waiting, or holding an offer, which is withdrawn), told that
+their place ends, and the organization's audit log says who cancelled it. Cancelling again
+changes nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ...storage import Storage
 from ..activity import logged_as
 from ..projections import event_details
 from ..registration_mail import queue_event_cancelled
+from ..registration_mail import queue_waitlist_cancelled
 from ..schemas import CancelEventInput
 from ..schemas import CancelEventParams
 from . import ActionContext
@@ -55,6 +58,8 @@ def cancel_event(db: Storage, params: CancelEventParams, ctx: ActionContext) -> 
         event = db.get_event(params["event_id"], for_update=True)
         if event is None or event.organization_id != params["organization_id"]:
             return not_found(name, _("This organization runs no such event."))
+        # Read before the cancellation ends their places (and withdraws a live offer).
+        waiting = db.event_waitlist(event.id)
         if not db.cancel_event(event.id, params["reason"], ctx.now):
             return conflict(name, _("This event was already cancelled: nothing more was done, "
                                     "and nobody was mailed again."))
@@ -63,6 +68,8 @@ def cancel_event(db: Storage, params: CancelEventParams, ctx: ActionContext) -> 
         attendees = db.event_attendees(event.id)
         for registration in attendees:
             queue_event_cancelled(db, registration, cancelled, ctx)
+        for entry in waiting:
+            queue_waitlist_cancelled(db, entry, cancelled, ctx)
         db.record_audit(AuditEntry(at=ctx.now, organization_id=params["organization_id"],
                                    account_id=ctx.account.id, action=name,
                                    event_id=event.id, target=event.id))
@@ -71,5 +78,6 @@ def cancel_event(db: Storage, params: CancelEventParams, ctx: ActionContext) -> 
         message=ngettext("The event is cancelled. We are mailing its %(num)d attendee.",
                          "The event is cancelled. We are mailing its %(num)d attendees.",
                          len(attendees)),
-        data={"eventId": event.id, "attendeesMailed": len(attendees)},
+        data={"eventId": event.id, "attendeesMailed": len(attendees),
+              "waitlistMailed": len(waiting)},
         next_action=_("Done."), target=event.id)

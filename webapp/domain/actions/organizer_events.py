@@ -11,6 +11,7 @@ each of its attendees what changed, in the transaction that saves it.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
@@ -263,7 +264,13 @@ def organization_events(db: Storage, organization_id: str, ctx: ActionContext
                         ) -> dict[str, list[dict[str, Any]]]:
     """The organization's events as its page lists them: drafts, upcoming (the soonest
     first) and past (the latest first)."""
-    found = db.organization_events(organization_id)
+    return events_by_time(db.organization_events(organization_id), ctx)
+
+
+def events_by_time(found: Sequence[OrganizerEvent], ctx: ActionContext
+                   ) -> dict[str, list[dict[str, Any]]]:
+    """Events read the latest start first, as the organizer pages list them: drafts,
+    upcoming (not ended yet, the soonest first) and past (the latest first)."""
     return {
         "drafts": [event_row(one, ctx) for one in found if not one.published],
         "upcoming": [event_row(one, ctx) for one in reversed(found)

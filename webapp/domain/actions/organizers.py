@@ -25,13 +25,17 @@ from ...storage import AuditEntry
 from ...storage import Invitation
 from ...storage import Membership
 from ...storage import Organization
+from ...storage import OrganizerEvent
 from ...storage import Storage
 from ..activity import logged_as
 from ..organizers import AUDIT_WORDS
+from ..organizers import CHECK_IN
 from ..organizers import INVITE
+from ..organizers import MANAGE_EVENTS
 from ..organizers import MANAGE_MEMBERS
 from ..organizers import READ_AUDIT_LOG
 from ..organizers import ROLE_NAMES
+from ..organizers import VIEW_ORGANIZATION
 from ..organizers import may
 from ..projections import local_time
 from ..schemas import AcceptInvitationInput
@@ -50,6 +54,7 @@ from ..schemas import RevokeInvitationInput
 from ..schemas import RevokeInvitationParams
 from ..tokens import hash_token
 from . import ActionContext
+from .organizer_events import events_by_time
 
 # How many lines of its audit log an organization's page shows.
 AUDIT_LINES_SHOWN = 50
@@ -259,10 +264,33 @@ def membership_view(membership: Membership, ctx: ActionContext) -> dict[str, Any
 
 
 def dashboard(db: Storage, ctx: ActionContext) -> dict[str, Any]:
-    """What the organizer dashboard shows the signed-in person: their organizations."""
+    """What the organizer dashboard shows the signed-in person: each of their organizations
+    with its events, as much of them as their role there allows (`dashboard_entry`). Two
+    reads, however many organizations."""
     assert ctx.account is not None, "the organizer area is for people who signed in"
-    return {"memberships": [membership_view(membership, ctx)
+    events: dict[str, list[OrganizerEvent]] = {}
+    for found in db.account_organization_events(ctx.account.id):
+        events.setdefault(found.organization_id, []).append(found)
+    return {"memberships": [dashboard_entry(membership,
+                                            events.get(membership.organization.id, []), ctx)
                             for membership in db.account_memberships(ctx.account.id)]}
+
+
+def dashboard_entry(membership: Membership, events: list[OrganizerEvent],
+                    ctx: ActionContext) -> dict[str, Any]:
+    """One organization on the dashboard, by the member's rights (`ROLE_RIGHTS`): to those
+    who manage its events, its drafts, upcoming and past events with their seats; to those
+    who only check people in, the doors of its upcoming events that still take place; a link
+    to its page to those who may see it."""
+    role = membership.role
+    listed = events_by_time(events, ctx)
+    manages = may(role, MANAGE_EVENTS)
+    return {**membership_view(membership, ctx),
+            "seesOrganization": may(role, VIEW_ORGANIZATION),
+            "managesEvents": manages,
+            "events": listed if manages else None,
+            "doors": [event for event in listed["upcoming"] if not event["cancelled"]]
+            if may(role, CHECK_IN) and not manages else None}
 
 
 def organization_overview(db: Storage, membership: Membership, ctx: ActionContext
