@@ -160,27 +160,27 @@ def organize(tab: Tab, organizer: Organizer) -> Iterator[str]:
     area = f"/{tab.language}/organizer"
     home = f"{area}/organizations/{organizer.organization}"
     event = f"{home}/events/{organizer.event}"
-    tab.open(f"{area}/")
+    arrive(tab, f"{area}/")
     yield "the dashboard"
-    tab.open(f"{area}/organizations/new")
+    arrive(tab, f"{area}/organizations/new")
     yield "a new organization"
-    tab.open(home)
+    arrive(tab, home)
     tab.page.locator("#audit-title").wait_for()
     yield "the organization's page"
-    tab.open(f"{home}/events/new")
+    arrive(tab, f"{home}/events/new")
     yield "a new event's form"
     # As a browser that lets every field through: the site's own refusal, each field's error.
     tab.page.locator("main form.stacked-form").evaluate("form => { form.noValidate = true; }")
     tab.press(tab.text("Save the draft"),
               then_shows=tab.text("Please correct the fields marked below."))
     yield "a refused new event"
-    tab.open(f"{event}/edit")
+    arrive(tab, f"{event}/edit")
     yield "the edit form"
-    tab.open(f"{home}/events/{organizer.draft}")
+    arrive(tab, f"{home}/events/{organizer.draft}")
     yield "a draft's preview"
-    tab.open(f"{event}/attendees")
+    arrive(tab, f"{event}/attendees")
     yield "the attendee list"
-    tab.open(f"{event}/door")
+    arrive(tab, f"{event}/door")
     yield "the door"
     check_in(tab, organizer.code)
     tab.page.locator(".door-answer--checked_in, .door-answer--already").wait_for()
@@ -188,10 +188,16 @@ def organize(tab: Tab, organizer: Organizer) -> Iterator[str]:
     check_in(tab, "NOPE-NOPE-NOPE")
     tab.page.locator(".door-answer--not_found, .door-answer--invalid_input").wait_for()
     yield "a refused code"
-    tab.open(f"{event}/cancel")
+    arrive(tab, f"{event}/cancel")
     yield "the cancel confirmation"
-    tab.open(f"/{tab.language}/organizations/{organizer.organization}")
+    arrive(tab, f"/{tab.language}/organizations/{organizer.organization}")
     yield "the organization in public"
+
+
+def arrive(tab: Tab, path: str) -> None:
+    """Open an organizer's page, which must be there (a page not found would pass axe too)."""
+    answer = tab.page.goto(tab.site.url(path))
+    assert answer is not None and answer.status == 200, path
 
 
 def check_in(tab: Tab, code: str) -> None:
