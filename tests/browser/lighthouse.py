@@ -42,9 +42,11 @@ PENDING_EVENT = "evt-polars-online"  # prepared, never confirmed
 @dataclass(frozen=True)
 class Page:
     """A page people land on: its name in reports, its address, whether it is a visitor's
-    own (opened as the visitor of `visitor_with_registrations`) and whether search engines
-    may index it (the pages of one's own say `noindex`). An address may name what only that
-    visitor's mail knows (`{manage}`: its registration's manage link)."""
+    own (opened as the visitor of `visitor_with_registrations`, or an organizer's page as the
+    owner of `organizer_setup.organizer_with_an_event`) and whether search engines may index
+    it (the pages of one's own say `noindex`). An address may name what only that visitor
+    knows (`{manage}`: its registration's manage link; `{organization}`, `{event}`,
+    `{draft}`: the organizer's)."""
 
     name: str
     path: str
@@ -53,7 +55,7 @@ class Page:
 
     def address(self, visit: Visit) -> str:
         """The page's address for the visitor of `visit`."""
-        return self.path.format(**visit.mailed)
+        return self.path.format(**visit.names)
 
 
 # The pages people land on, in Chinese (the site's language) and the list in English too.
@@ -76,14 +78,40 @@ PAGES = (
     Page("manage link", "/zh-TW{manage}", indexed=False),
 )
 
+# The organizer area (every page `noindex`, opened as the owner of an organization with people,
+# a draft and an event with attendees), in Chinese, its two busiest pages in English too; and
+# the organization's public page, indexed, opened by anyone.
+ORGANIZATION = "/organizer/organizations/{organization}"
+ORGANIZER_PAGES = (
+    Page("organizer dashboard", "/zh-TW/organizer/", personal=True, indexed=False),
+    Page("new organization", "/zh-TW/organizer/organizations/new", personal=True,
+         indexed=False),
+    Page("organization", f"/zh-TW{ORGANIZATION}", personal=True, indexed=False),
+    Page("organization (en)", f"/en{ORGANIZATION}", personal=True, indexed=False),
+    Page("new event", f"/zh-TW{ORGANIZATION}/events/new", personal=True, indexed=False),
+    Page("draft preview", f"/zh-TW{ORGANIZATION}/events/{{draft}}", personal=True,
+         indexed=False),
+    Page("edit event", f"/zh-TW{ORGANIZATION}/events/{{event}}/edit", personal=True,
+         indexed=False),
+    Page("attendees", f"/zh-TW{ORGANIZATION}/events/{{event}}/attendees", personal=True,
+         indexed=False),
+    Page("attendees (en)", f"/en{ORGANIZATION}/events/{{event}}/attendees", personal=True,
+         indexed=False),
+    Page("door", f"/zh-TW{ORGANIZATION}/events/{{event}}/door", personal=True, indexed=False),
+    Page("cancel event", f"/zh-TW{ORGANIZATION}/events/{{event}}/cancel", personal=True,
+         indexed=False),
+    Page("organization in public", "/zh-TW/organizations/{organization}"),
+)
+
 
 @dataclass(frozen=True)
 class Visit:
     """A visitor the personal pages are opened as: the headers that make a run that visitor
-    (its Cookie), and what its mail gave it (`mailed`, named as page addresses name them)."""
+    (its Cookie), and what the pages' addresses name for it (`names`: what its mail gave it,
+    or the ids of its organization)."""
 
     headers: dict[str, str]
-    mailed: dict[str, str]
+    names: dict[str, str]
 
 
 def visitor_with_registrations(base_url: str, database: Path) -> Visit:
@@ -106,7 +134,7 @@ def visitor_with_registrations(base_url: str, database: Path) -> Visit:
     assert HttpVisitor(base_url).request("GET", manage).status == 200, manage
     return Visit(
         headers={"Cookie": "; ".join(f"{c.name}={c.value}" for c in visitor.cookies)},
-        mailed={"manage": "/" + manage.split("/", 2)[2]})
+        names={"manage": "/" + manage.split("/", 2)[2]})
 
 
 def mailed(database: Path, kind: str) -> dict[str, Any]:

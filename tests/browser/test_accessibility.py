@@ -3,7 +3,11 @@ search, the lists, a preview, the event page, a refused form, the review, the co
 the modal cancel dialog, the calendar address; a full event's waitlist (its page, the review of
 joining, joined, the place on My registrations); a mail's manage link, signing in (the page, a
 refused address, a link sent, the link's page, signed in, the account page, a link that no
-longer works).
+longer works); and the organizer area in Chinese and English (the dashboard, a new
+organization, an organization's page with its people, invitations and audit log, a new event's
+form empty and refused, the edit form, a draft's preview, the attendee list, the door empty,
+after a check-in and after a refused code, the cancel confirmation) with the organization's
+public page.
 
 axe runs in the page through Playwright (axe-playwright-python bundles axe-core), so it needs
 JavaScript: the states are reached with it on (a tab without it cannot run axe at all).
@@ -22,6 +26,10 @@ from playwright.sync_api import ViewportSize
 
 from .lighthouse import mailed
 from .lighthouse import path_of
+from .organizer_setup import Organizer
+from .organizer_setup import let_in
+from .organizer_setup import organizer_with_an_event
+from .visit import Site
 from .visit import Tab
 
 pytestmark = pytest.mark.browser
@@ -139,3 +147,70 @@ def test_axe_finds_nothing(js_tab: Tab, size: str, walk: Callable[[Tab], Iterato
     js_tab.page.set_viewport_size(SIZES[size])
     found = {state: violations(js_tab) for state in walk(js_tab)}
     assert found and all(not problems for problems in found.values()), found
+
+
+@pytest.fixture(scope="module")
+def organizer(site: Site) -> Organizer:
+    """The owner of an organization with people, a draft and an event with attendees."""
+    return organizer_with_an_event(site)
+
+
+def organize(tab: Tab, organizer: Organizer) -> Iterator[str]:
+    """The organizer's pages, in the tab's language, as the organization's owner."""
+    area = f"/{tab.language}/organizer"
+    home = f"{area}/organizations/{organizer.organization}"
+    event = f"{home}/events/{organizer.event}"
+    arrive(tab, f"{area}/")
+    yield "the dashboard"
+    arrive(tab, f"{area}/organizations/new")
+    yield "a new organization"
+    arrive(tab, home)
+    tab.page.locator("#audit-title").wait_for()
+    yield "the organization's page"
+    arrive(tab, f"{home}/events/new")
+    yield "a new event's form"
+    # As a browser that lets every field through: the site's own refusal, each field's error.
+    tab.page.locator("main form.stacked-form").evaluate("form => { form.noValidate = true; }")
+    tab.press(tab.text("Save the draft"),
+              then_shows=tab.text("Please correct the fields marked below."))
+    yield "a refused new event"
+    arrive(tab, f"{event}/edit")
+    yield "the edit form"
+    arrive(tab, f"{home}/events/{organizer.draft}")
+    yield "a draft's preview"
+    arrive(tab, f"{event}/attendees")
+    yield "the attendee list"
+    arrive(tab, f"{event}/door")
+    yield "the door"
+    check_in(tab, organizer.code)
+    tab.page.locator(".door-answer--checked_in, .door-answer--already").wait_for()
+    yield "a check-in"
+    check_in(tab, "NOPE-NOPE-NOPE")
+    tab.page.locator(".door-answer--not_found, .door-answer--invalid_input").wait_for()
+    yield "a refused code"
+    arrive(tab, f"{event}/cancel")
+    yield "the cancel confirmation"
+    arrive(tab, f"/{tab.language}/organizations/{organizer.organization}")
+    yield "the organization in public"
+
+
+def arrive(tab: Tab, path: str) -> None:
+    """Open an organizer's page, which must be there (a page not found would pass axe too)."""
+    answer = tab.page.goto(tab.site.url(path))
+    assert answer is not None and answer.status == 200, path
+
+
+def check_in(tab: Tab, code: str) -> None:
+    """The door's person types a code and presses the button."""
+    tab.page.get_by_label(tab.text("Check-in code")).fill(code)
+    tab.page.get_by_role("button", name=tab.text("Check in"), exact=True).click()
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_axe_finds_nothing_on_the_organizer_pages(js_tab: Tab, organizer: Organizer, size: str):
+    let_in(js_tab, organizer)
+    js_tab.page.set_viewport_size(SIZES[size])
+    found = {state: violations(js_tab) for state in organize(js_tab, organizer)}
+    assert found
+    assert {state: problems for state, problems in found.items() if problems} == {}

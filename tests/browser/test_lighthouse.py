@@ -2,17 +2,20 @@
 land on, as a phone and as a desktop: the events list (in Chinese and English), its second
 page, an empty search with its nearest matches, the About page, a free and a paid event, the
 registration form, the review of a pending registration, the visitor's registrations, signing
-in, the account, a mailed manage link and connecting an agent.
+in, the account, a mailed manage link and connecting an agent; and the organizer's pages (the
+dashboard, a new organization, an organization's page in Chinese and English, a new event's
+form, a draft's preview, the edit form, the attendee list in both languages, the door, the
+cancel confirmation) with an organization's public page.
 
 Lighthouse audits every page in every form factor one after another in one Chromium
 (`tests/browser/lighthouse.py`), without the waits only performance needs, and its JSON
 reports are read here; a page below the bar names the audits that failed. Performance is
 timing, never asserted: `python -m bench --only lighthouse` prints it, with every wait.
 
-The pages of one's own (the registration form, the pending review, one's registrations) say
-`noindex` on purpose (tests/test_discovery.py): Lighthouse's SEO category counts that as a
-failed audit, "is-crawlable". On those pages that audit must fail (they stay out of search
-engines), and every other SEO audit must score as on any page.
+The pages of one's own (the registration form, the pending review, one's registrations, and
+every organizer page) say `noindex` on purpose (tests/test_discovery.py): Lighthouse's SEO
+category counts that as a failed audit, "is-crawlable". On those pages that audit must fail
+(they stay out of search engines), and every other SEO audit must score as on any page.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pytest
 from servers import gunicorn
 
 from .lighthouse import FORM_FACTORS
+from .lighthouse import ORGANIZER_PAGES
 from .lighthouse import PAGES
 from .lighthouse import Audit
 from .lighthouse import LighthouseMissing
@@ -28,6 +32,7 @@ from .lighthouse import Page
 from .lighthouse import Report
 from .lighthouse import run_all
 from .lighthouse import visitor_with_registrations
+from .organizer_setup import organizer_with_an_event
 from .visit import Site
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # one batch of audits: two minutes
@@ -46,11 +51,13 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], R
     database = tmp_path_factory.mktemp("lighthouse") / "events.sqlite"
     with gunicorn(database, workers=2, threads=4) as (base_url, _):
         site = Site(base_url, database)
-        visit = visitor_with_registrations(site.base_url, database)
+        visits = {PAGES: visitor_with_registrations(site.base_url, database),
+                  ORGANIZER_PAGES: organizer_with_an_event(site).visit()}
         audits = {(page.name, form_factor): Audit(site.url(page.address(visit)), form_factor,
                                                   CATEGORIES,
                                                   visit.headers if page.personal else None)
-                  for page in PAGES for form_factor in FORM_FACTORS}
+                  for pages, visit in visits.items() for page in pages
+                  for form_factor in FORM_FACTORS}
         try:
             found = run_all(list(audits.values()), quick=True)
         except LighthouseMissing as missing:
@@ -66,7 +73,8 @@ def seo_score(report: Report, indexed: bool) -> float:
 
 
 @pytest.mark.parametrize("form_factor", FORM_FACTORS)
-@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
+@pytest.mark.parametrize("page", PAGES + ORGANIZER_PAGES,
+                         ids=[page.name for page in PAGES + ORGANIZER_PAGES])
 def test_lighthouse_scores_97_or_more(reports: dict[tuple[str, str], Report], page: Page,
                                       form_factor: str):
     report = reports[page.name, form_factor]
