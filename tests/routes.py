@@ -56,6 +56,11 @@ SAMPLE_VALUES: dict[str, str] = {
     "waitlist": "False",
     "price_amount": "0",
     "price_currency": "TWD",
+    "width": "600",
+    "digest": "0123456789abcdef",
+    "alt": "講者在台上示範螢幕閱讀器",
+    # A form sends a file where a page would upload one; a string stands for it here.
+    "picture": "cover.png",
 }
 
 
