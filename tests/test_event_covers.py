@@ -65,7 +65,7 @@ def cover_url(organization_id: str, event_id: str) -> str:
 def upload(person: Visitor, organization_id: str, event_id: str, data: bytes,
            name: str = "cover.png", kind: str = "image/png", alt: str | None = ALT):
     """Send the cover form with `data` as the picture's file."""
-    form = {"picture": (BytesIO(data), name, kind)}
+    form: dict[str, object] = {"picture": (BytesIO(data), name, kind)}
     if alt is not None:
         form["alt"] = alt
     return person.post(cover_url(organization_id, event_id), form,
@@ -233,5 +233,7 @@ def test_the_upload_is_turned_upright_and_loses_its_metadata(app, drafted):
         assert "exif" not in image.info and not image.getexif()
         assert not image.getexif().get_ifd(GPS_INFO)
         assert b"Exif" not in served
-        top, bottom = (image.getpixel((width // 2, y)) for y in (5, image.height - 5))
+        top, bottom = (image.convert("RGB").getpixel((width // 2, y))
+                       for y in (5, image.height - 5))
+        assert isinstance(top, tuple) and isinstance(bottom, tuple)
         assert top[0] > 150 > top[2] and bottom[2] > 150 > bottom[0], (top, bottom)
