@@ -56,6 +56,11 @@ SAMPLE_VALUES: dict[str, str] = {
     "waitlist": "False",
     "price_amount": "0",
     "price_currency": "TWD",
+    "width": "600",
+    "digest": "0123456789abcdef",
+    "alt": "講者在台上示範螢幕閱讀器",
+    # A form sends a file where a page would upload one; a string stands for it here.
+    "picture": "cover.png",
 }
 
 
@@ -125,3 +130,13 @@ def refused_unread_without_sign_in(url: str) -> bool:
     app = declared_app()
     endpoint, _ = app.url_map.bind("localhost").match(url, method="POST")
     return hasattr(app.view_functions[endpoint], NEEDS)
+
+
+def body_limit(url: str, default: int) -> int:
+    """The most the POST route at `url` reads of a body: the limit it declares
+    (`web.bodies.accepts_body`, a route that uploads files), else `default`."""
+    from webapp.web.bodies import BODY_LIMIT
+
+    app = declared_app()
+    endpoint, _ = app.url_map.bind("localhost").match(url, method="POST")
+    return int(getattr(app.view_functions[endpoint], BODY_LIMIT, default))

@@ -24,7 +24,10 @@ LOADS = ((fields.Integer, int), (fields.DateTime, datetime), (fields.Date, date)
 
 
 def loaded_type(field: fields.Field[Any]) -> type:
-    return next(python for kind, python in LOADS if isinstance(field, kind))
+    """What a field loads: by its kind, or (a field of the site's own, such as an uploaded
+    picture) as its `_deserialize` declares."""
+    return next((python for kind, python in LOADS if isinstance(field, kind)),
+                typing.get_type_hints(type(field)._deserialize)["return"])
 
 
 def params_type(action: Any) -> Any:

@@ -68,6 +68,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import calendars
     from .web import carried
     from .web import compression
+    from .web import covers
     from .web import discovery
     from .web import door
     from .web import errors
@@ -80,6 +81,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import openapi
     from .web import organizations
     from .web import organizer
+    from .web import organizer_covers  # noqa: F401  (its routes are the organizer blueprint's)
     from .web import organizer_events  # noqa: F401  (its routes are the organizer blueprint's)
     from .web import proxies
     from .web import registrations
@@ -115,7 +117,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     assert door.DOOR_BLUEPRINT is organizer.bp, "the door page is part of the organizer area"
     for blueprint in (events.bp, registrations.bp, saved.bp, agents.bp, accounts.bp, mcp.bp,
                       about.bp, health.bp, openapi.bp, discovery.bp, calendars.bp, oauth.bp,
-                      oauth.server_bp, organizer.bp, organizations.bp):
+                      oauth.server_bp, organizer.bp, organizations.bp, covers.bp):
         app.register_blueprint(blueprint)
     oauth.init_app(app)
 

@@ -66,4 +66,6 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "check_in": _l("%(who)s checked an attendee in"),
     "view_attendees": _l("%(who)s looked at an event's attendee list"),
     "export_attendees": _l("%(who)s exported an event's attendee list"),
+    "set_event_cover": _l("%(who)s put up an event's cover picture"),
+    "remove_event_cover": _l("%(who)s took an event's cover picture away"),
 }

@@ -163,8 +163,10 @@ def length(*, min: int | None = None, max: int) -> validate.Length:  # noqa: A00
 
 
 def invalid_message(field_obj: fields.Field[Any]) -> Any:
-    """The "not a valid …" message of a field, by its type."""
-    return next(message for kind, message in INVALID.items() if isinstance(field_obj, kind))
+    """The "not a valid …" message of a field, by its type (a field of another type keeps
+    its own)."""
+    return next((message for kind, message in INVALID.items() if isinstance(field_obj, kind)),
+                field_obj.error_messages["invalid"])
 
 
 class ToolInput(Schema):

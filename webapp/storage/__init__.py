@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -272,6 +273,25 @@ class OrganizerEvent:
     organization_id: str
     version: int
     published: bool
+
+
+@dataclass(frozen=True)
+class EventCover:
+    """An event's cover picture as pages name it: what it shows (its alt text, required) and
+    the digest of its renditions, which their addresses carry (`storage.covers`)."""
+
+    event_id: str
+    alt: str
+    digest: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class CoverImage:
+    """One rendition of an event's cover: a JPEG, and the digest of the cover it belongs to."""
+
+    digest: str
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -749,6 +769,23 @@ class Storage(Protocol):
         ...
 
     def active_attendees(self, event_id: str) -> list[Registration]: ...
+
+    # events' cover pictures (`storage.covers`)
+    def set_event_cover(self, cover: EventCover, images: Mapping[int, bytes],
+                        account_id: str) -> None:
+        """Keep the event's cover with its renditions by width, in place of any it had."""
+        ...
+
+    def event_cover(self, event_id: str, published_only: bool = False) -> EventCover | None:
+        """The event's cover without its pictures (`published_only`: none for a draft)."""
+        ...
+
+    def cover_image(self, event_id: str, width: int, published_only: bool = False
+                    ) -> CoverImage | None:
+        """One rendition of the event's cover (`published_only`: none for a draft)."""
+        ...
+
+    def remove_event_cover(self, event_id: str) -> bool: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

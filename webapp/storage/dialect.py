@@ -88,7 +88,7 @@ class SQLiteDialect(Dialect):
 
     errors = (sqlite3.Error,)
     slots = {"key": "text", "moment": "text", "json": "text", "serial": "integer PRIMARY KEY",
-             "without_rowid": " WITHOUT ROWID"}
+             "without_rowid": " WITHOUT ROWID", "bytes": "blob"}
     # Plain functions (staticmethod): the records call them once a value, as a module's own.
     moment_in = staticmethod(to_text)
     moment_out = staticmethod(from_text)

@@ -98,7 +98,8 @@ class PostgresDialect(Dialect):
 
     errors = (psycopg.Error,)
     slots = {"key": 'text COLLATE "C"', "moment": "timestamptz", "json": "jsonb",
-             "serial": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "without_rowid": ""}
+             "serial": "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "without_rowid": "",
+             "bytes": "bytea"}
     moment_in = staticmethod(stored)
     moment_out = staticmethod(moment)
     json_in = staticmethod(Jsonb)

@@ -38,6 +38,7 @@ from . import search
 from .accounts import AccountRecords
 from .attendees import AttendeeRecords
 from .check_ins import CheckInRecords
+from .covers import CoverRecords
 from .dialect import Dialect
 from .dialect import guarded
 from .event_drafts import EventDraftRecords
@@ -297,7 +298,7 @@ RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (:na
 
 class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
               OrganizerRecords, CheckInRecords, AttendeeRecords,
-              EventDraftRecords):
+              EventDraftRecords, CoverRecords):
     """The storage methods whose SQL both backends share, on the primitives a backend gives."""
 
     dialect: Dialect

@@ -15,6 +15,7 @@ A type that the backends store differently is a slot that each one's dialect fil
 - `{serial}`: a row number the database gives: SQLite's rowid, PostgreSQL's identity column.
 - `{without_rowid}`: on SQLite, a table kept in the b-tree of its primary key (a lookup by
   key reads one tree); nothing on PostgreSQL.
+- `{bytes}`: bytes kept as they are (a picture): SQLite's `blob`, PostgreSQL's `bytea`.
 
 The search index is each backend's own: its statements for a migration (the `schema` of
 `fts.SQLiteIndex` and `postgres.PostgresIndex`) run after the shared ones.
@@ -399,5 +400,21 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     "015_cancelled_events": (
         "ALTER TABLE events ADD COLUMN cancelled_at {moment}",
         "ALTER TABLE events ADD COLUMN cancellation_reason text NOT NULL DEFAULT ''",
+    ),
+    # An event's cover picture (`storage.covers`), keyed by the event's id, which a draft keeps
+    # when it is published: one row serves the draft and the published event, and no column of
+    # `events` or `event_drafts` changes. Each rendition is a JPEG the site made itself from
+    # the upload (`domain.images`); the digest names them in their addresses, so a new picture
+    # has new addresses and a cached old one is never shown for it.
+    "017_event_covers": (
+        """CREATE TABLE event_covers (
+            event_id {key} PRIMARY KEY,         -- a draft's or an event's id: no reference
+            alt text NOT NULL,                  -- what the picture shows, for who cannot see it
+            digest {key} NOT NULL,
+            image_1200 {bytes} NOT NULL,        -- 1200 × 630: wide screens, link previews
+            image_600 {bytes} NOT NULL,         -- 600 × 315: phones
+            updated_by {key} NOT NULL,          -- an account id: no reference, like the audit log
+            updated_at {moment} NOT NULL
+        )""",
     ),
 }

@@ -5,18 +5,40 @@ caps a streamed body (chunked, no Content-Length) at the limit. But when such a 
 in one go (`request.get_data()`, url-encoded form parsing), it stops at the limit and returns
 what it read as if the body ended there: a larger body would be silently cut, then validated.
 This request class reads one byte past the limit instead, and refuses the body if it is there.
+
+A route that takes files (an event's cover picture) declares its own, larger limit with
+`@accepts_body(limit)`: the request reads it from the route it was matched to, before anything
+(the CSRF check included) reads the body.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO
+from typing import TypeVar
 from typing import cast
 
 from flask import Flask
 from flask import Request
+from flask import current_app
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream
+
+# Where a view keeps the body limit it declares.
+BODY_LIMIT = "webapp_body_limit"
+
+View = TypeVar("View", bound=Callable[..., object])
+
+
+def accepts_body(limit: int) -> Callable[[View], View]:
+    """Declare that the route takes bodies of up to `limit` bytes (instead of
+    MAX_CONTENT_LENGTH): one that uploads files."""
+    def declare(view: View) -> View:
+        setattr(view, BODY_LIMIT, limit)
+        return view
+
+    return declare
 
 
 class WholeBodyStream(LimitedStream):
@@ -35,7 +57,20 @@ class WholeBodyStream(LimitedStream):
 
 
 class BoundedRequest(Request):
-    """Flask's request, whose streamed body is refused past MAX_CONTENT_LENGTH, never cut."""
+    """Flask's request, whose streamed body is refused past MAX_CONTENT_LENGTH (or its
+    route's own limit), never cut."""
+
+    @property
+    def max_content_length(self) -> int | None:
+        """The limit the matched route declares (`accepts_body`), else Flask's."""
+        view = current_app.view_functions.get(self.endpoint or "") if current_app else None
+        declared = getattr(view, BODY_LIMIT, None)
+        return declared if declared is not None else super().max_content_length
+
+    @max_content_length.setter
+    def max_content_length(self, value: int | None) -> None:
+        # Where Flask keeps a view's own limit (its setter, which this property hides).
+        self._max_content_length = value
 
     @cached_property
     def stream(self) -> IO[bytes]:

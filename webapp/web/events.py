@@ -37,6 +37,7 @@ from .calls import action_context
 from .calls import run_tool
 from .cards import card_font
 from .cards import card_png
+from .covers import published_cover
 from .errors import render_error
 from .templating import city_beside_venue
 from .templating import price_text
@@ -97,6 +98,7 @@ def detail(event_id: str) -> Response:
     return render_result(shown, "events/detail.html", "events/_details.html",
                          event=details.data["event"], saved=is_saved(event_id),
                          organizer=organizer_of(get_db(), event_id),
+                         cover=published_cover(event_id),
                          registration=held_registration(event_id),
                          waitlist=waitlist_standing(event_id),
                          save_result=shown if shown.action in ("save_event", "remove_saved_event")

@@ -19,7 +19,8 @@ when the form is built)::
                     client that is shown no page (MCP) gets such ids; its description there
     empty_label     text of the "" option of an optional <select> (meaning "any")
     autocomplete, placeholder, inputmode, autocapitalize, spellcheck, enterkeyhint,
-    autofocus       passed through to the control
+    autofocus, accept
+                    passed through to the control
 
 A field may also be *bound* to the page (e.g. the event a detail page shows): it then travels in
 the form's action URL, not as a control, and the agent does not see it. A client that is shown
@@ -45,7 +46,7 @@ from .inputs import schema_instance
 from .text import _
 
 PASS_THROUGH = ("autocomplete", "placeholder", "inputmode", "autocapitalize", "spellcheck",
-                "enterkeyhint", "autofocus")
+                "enterkeyhint", "autofocus", "accept")
 
 Validator = TypeVar("Validator", bound=validate.Validator)
 

@@ -17,6 +17,8 @@ from flask import request
 from marshmallow import Schema
 from marshmallow import ValidationError
 from marshmallow import fields
+from werkzeug.datastructures import CombinedMultiDict
+from werkzeug.datastructures import FileStorage
 
 from .csrf import csrf_field
 from .text import _
@@ -47,8 +49,8 @@ def flatten_messages(messages: Any, prefix: str = "") -> Errors:
 
 
 def read_input() -> dict[str, Any]:
-    """The submitted fields: query string for GET, JSON or form body otherwise (see
-    `input_fields`)."""
+    """The submitted fields: query string for GET, JSON or form body otherwise, a multipart
+    form's files included (see `input_fields`)."""
     if request.method in ("GET", "HEAD"):
         return input_fields(request.args)
     if request.is_json:
@@ -59,6 +61,9 @@ def read_input() -> dict[str, Any]:
         if not isinstance(body, dict):
             raise InputError({"_schema": [_("The body must be a JSON object.")]})
         return input_fields(body)
+    if request.files:
+        # A multipart form's files are fields too, each as Werkzeug's FileStorage.
+        return input_fields(CombinedMultiDict([request.form, request.files]))
     return input_fields(request.form)
 
 
@@ -80,8 +85,9 @@ def input_fields(source: Mapping[str, Any]) -> dict[str, Any]:
         value = source[key]
         if isinstance(value, str):
             value = value.strip()
-        if value is None or value == "":
-            continue
+        if value is None or value == "" or (isinstance(value, FileStorage)
+                                            and not value.filename):
+            continue  # (a file control left empty sends a file without a name)
         data[key] = value
     if errors:
         raise InputError(errors)
