@@ -56,6 +56,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "waitlist": "False",
     "price_amount": "0",
     "price_currency": "TWD",
+    "language": "zh-Hant-TW",
 }
 
 
