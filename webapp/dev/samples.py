@@ -371,7 +371,9 @@ def _run_an_event(visit: LanguageRecorder, organization: str, csrf: str) -> None
              "ends_at": (starts + timedelta(hours=2)).strftime(minute),
              "registration_deadline": (starts - timedelta(days=1)).strftime(minute),
              "location": "taipei", "level": "beginner",
-             "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD"}
+             "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD",
+             "language": "zh-Hant-TW", "street_address": "台北市大安區復興南路一段 390 號",
+             "topic_tags": "無障礙、表單", "payment_note": "現場以現金或 LINE Pay 付款"}
     events = f"/organizer/organizations/{organization}/events"
     visit.get(f"{events}/new")
     visit.post(events, data={**event, "capacity": "0"})
