@@ -716,7 +716,7 @@ class EventFieldsInput(ToolInput):
                                        "section": "what"})
     topic_tags = TopicTags(
         load_default=(),
-        metadata={"label": _l("Topics (up to 5, separated by commas or 、)"),
+        metadata={"label": _l("Topics (up to 5, separated by commas)"),
                   "autocomplete": "off", "section": "what"})
     level = fields.String(required=True, validate=one_of(LEVELS),
                           metadata={"label": _l("Level"), "section": "what"})
