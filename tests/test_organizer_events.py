@@ -339,7 +339,7 @@ def event_page(visitor: Visitor, event_id: str, language: str = "en") -> Beautif
     return BeautifulSoup(answer.data, "html.parser")
 
 
-def stored(app, event_id: str, *columns: str) -> tuple:
+def stored(app, event_id: str, *columns: str) -> tuple[object, ...]:
     (row,) = query_database(app.config["DATABASE"],
                             f"SELECT {', '.join(columns)} FROM events WHERE id = ?", (event_id,))
     return tuple(row)
@@ -394,7 +394,7 @@ def test_the_map_link_is_made_from_the_address_and_escaped(app):
     answer = Visitor(app).get(f"/en/events/{event_id}")
     assert b"<script>alert" not in answer.data
     link = one(BeautifulSoup(answer.data, "html.parser"), "a.map-link")
-    address = urlsplit(link["href"])
+    address = urlsplit(str(link["href"]))
     assert (address.scheme, address.netloc, address.path) == ("https", "www.google.com",
                                                               "/maps/search/")
     assert parse_qs(address.query) == {"api": ["1"], "query": [hostile]}
