@@ -29,6 +29,7 @@ from . import matrix
 from . import pages
 from . import payload
 from . import plans
+from . import publish
 from . import report
 from . import round_trip
 from . import time_to_tools
@@ -49,7 +50,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--seconds", type=int, default=2, help="length of one load run")
-    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail", "door", "attendees"],
+    parser.add_argument("--only", choices=["matrix", "lighthouse", "mail", "door", "attendees",
+                                            "publish"],
                         help="measure only this table (printed, not saved: latest.json keeps "
                              "whole runs)")
     args = parser.parse_args()
@@ -67,6 +69,10 @@ def main() -> None:
         return
     if args.only == "attendees":
         only_attendees(args.rounds)
+        return
+    if args.only == "publish":
+        if only_publish(args.rounds):
+            parser.exit(1, "a first search missed a published event: a bug (see above)\n")
         return
     # Table 11 comes last and the tables are printed at the end: without Lighthouse a run
     # would measure for ten minutes and keep nothing.
@@ -166,6 +172,15 @@ def only_attendees(rounds: int) -> None:
     found = attendees.measure(rounds)
     print(f"load {load_average()} after\n")
     print(attendees.tables(found))
+
+
+def only_publish(rounds: int) -> int:
+    """Table 15 alone: publish → visible in search against a plain search; the misses."""
+    print(f"load {load_average()} before", flush=True)
+    found = publish.measure(rounds)
+    print(f"load {load_average()} after\n")
+    print(publish.tables(found))
+    return len(found["missed"])
 
 
 if __name__ == "__main__":

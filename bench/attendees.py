@@ -1,4 +1,4 @@
-"""13: the CSV export of an event's attendees (issue 30), in the worker's own process.
+"""14: the CSV export of an event's attendees (issue 30), in the worker's own process.
 
 One app on a new SQLite database seeded with the sample events; an owner signed in from the
 mailed link (as the tests do) runs two events: one with `SMALL` attendees, one with `LARGE`.

@@ -147,8 +147,14 @@ def nginx(directory: Path, upstream: int) -> Iterator[str]:
         log.close()
 
 
-def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 30
-                         ) -> None:
+# How long a server may take to start before the test gives up: generous, since a loaded
+# machine (a CI box running other suites) can take many seconds to import the app; a server
+# that exits is noticed at once.
+STARTUP_TIMEOUT = 120.0
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[bytes],
+                         timeout: float = STARTUP_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -161,7 +167,8 @@ def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout: f
     raise RuntimeError(f"nothing listens on port {port}")
 
 
-def wait_until_up(base: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+def wait_until_up(base: str, process: subprocess.Popen[bytes],
+                  timeout: float = STARTUP_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -25,6 +25,7 @@ from mcp_helpers import connect_agent
 from webapp.domain.waitlist import offer_ends_at
 from webapp.mail.message import build_message
 from webapp.storage import Event
+from webapp.storage import OutboxMail
 from webapp.storage.connection import get_db
 from webapp.storage.connection import open_storage
 
@@ -97,17 +98,21 @@ def cancel(visitor: Visitor, registration_id: str) -> None:
     assert visitor.confirm_cancellation(registration_id, token).status_code == 200
 
 
-def offered_mail(app) -> list[tuple[str, str, dict[str, Any]]]:
+def queued_mail(app, kind: str) -> list[OutboxMail]:
+    """The mail of one kind in the outbox, oldest first."""
     rows = query_database(app.config["DATABASE"],
-                          "SELECT dedupe_key FROM outbox WHERE kind = 'waitlist_offer' "
-                          "ORDER BY id")
+                          "SELECT dedupe_key FROM outbox WHERE kind = ? ORDER BY id", [kind])
     with app.app_context():
         storage = open_storage()
         try:
-            return [(mail.recipient, mail.language, mail.payload) for (key,) in rows
-                    if (mail := storage.get_mail(key)) is not None]
+            return [mail for (key,) in rows if (mail := storage.get_mail(key)) is not None]
         finally:
             storage.close()
+
+
+def offered_mail(app) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(mail.recipient, mail.language, mail.payload)
+            for mail in queued_mail(app, "waitlist_offer")]
 
 
 # -- how long an offer holds ---------------------------------------------------------------
@@ -203,6 +208,39 @@ def test_people_join_in_line_and_the_seats_stay_full(app, small):
     again, token, _ = prepare_joining(first)
     assert again["status"] == "conflict" and "already on the waitlist" in again["message"]
     assert "already on the waitlist" in again["nextAction"]
+
+
+@pytest.mark.both_backends
+def test_each_person_joining_is_mailed_their_place_once(app, small, clock):
+    fill(app)
+    first, second = Visitor(app), Visitor(app)
+    join(first)
+    join(second)
+    mails = queued_mail(app, "waitlist_joined")
+    assert [(m.recipient, m.payload["position"]) for m in mails] == [(first.email, 1),
+                                                                     (second.email, 2)]
+    assert all(m.payload["registrationsUrl"].endswith("/en/registrations") for m in mails)
+    with app.test_request_context():
+        message = build_message(mails[1], clock())
+    plain = message.get_body(("plain",))
+    assert plain is not None
+    text = plain.get_content()
+    assert message["Subject"].startswith("On the waitlist:")
+    assert "number 2 on its waitlist" in text and mails[1].payload["registrationsUrl"] in text
+    assert "Nothing is registered yet" in text
+
+
+@pytest.mark.both_backends
+def test_a_place_offered_at_once_is_mailed_as_an_offer_only(app, small):
+    (holder, registration), _ = fill(app)
+    person = Visitor(app)
+    prepared, token, _ = prepare_joining(person)  # reviewed while the event is full
+    cancel(holder, registration["id"])  # a seat frees before they confirm
+    answer = person.post_json("/registrations/waitlist", {"confirmation_token": token}
+                              ).get_json()
+    assert answer["data"]["waitlist"]["state"] == "offered"
+    assert queued_mail(app, "waitlist_joined") == []
+    assert [recipient for recipient, _, _ in offered_mail(app)] == [person.email]
 
 
 # -- offers ---------------------------------------------------------------------------------

@@ -23,35 +23,24 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from collections.abc import Iterator
-from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from helpers import PROJECT_ROOT
 from helpers import unique_email
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator
 from playwright.sync_api import ViewportSize
 from playwright.sync_api import expect
-from servers import free_port
-from servers import gunicorn
-from servers import stop
 from services import fresh_schema
-from smtp_server import Inbox
-from smtp_server import SmtpServer
-from suite_clock import suite_start
 
-from webapp import create_app
-from webapp.mail.kinds import HELLO
-from webapp.storage.connection import close_backend
-from webapp.storage.connection import open_storage
-from webapp.storage.connection import prepare_database
-
+from .mail_site import MailSite
+from .mail_site import html_part
+from .mail_site import mail_to
+from .mail_site import serving_with_mail
+from .mail_site import text_part
 from .visit import Site
 from .visit import Tab
 
@@ -84,19 +73,8 @@ WORDS = {
            "cancelled": "you cancelled your registration"},
 }
 LINK = re.compile(r"https?://\S+/sign-in/[\w-]+")
-# The mail queued before the servers start: its arrival says the loop is delivering.
-LOOP_READY = "loop-ready@example.com"
-HELLO_SUBJECT = "A test mail from WebMCP Events"
 SIZES: dict[str, ViewportSize] = {"phone": {"width": 390, "height": 844},
                                   "desktop": {"width": 1280, "height": 800}}
-
-
-@dataclass(frozen=True)
-class MailSite:
-    """The site under gunicorn, its delivery loop, and the SMTP server's inbox it sends to."""
-
-    site: Site
-    inbox: Inbox
 
 
 @pytest.fixture(scope="module")
@@ -108,66 +86,15 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="module")
 def mail_site(backend: str, tmp_path_factory: pytest.TempPathFactory,
               request: pytest.FixtureRequest) -> Iterator[MailSite]:
-    """An SMTP server on a free loopback port, the delivery loop sending to it, then gunicorn
-    sending its mail through the outbox, on a fresh database of `backend`.
-
-    The loop starts first and the servers once it has delivered a mail queued beforehand: each
-    process's clock starts at the suite's instant as the process starts, so the loop's runs
-    ahead of every worker's and a mail a worker queues is due for the loop at once.
-    """
+    """The site with its mail delivered to a real SMTP server, on a fresh database of
+    `backend`."""
     folder = tmp_path_factory.mktemp(f"account-{backend}")
     if backend == "postgresql":
         database = fresh_schema(request.getfixturevalue("postgres_database"))
     else:
         database = str(folder / "events.sqlite")
-    inbox = Inbox()
-    smtp_port = free_port()
-    settings = {
-        "FLASK_SECRET_KEY": "server test secret", "FLASK_CLOCK_START": suite_start().isoformat(),
-        # The limits count beside this run's files, never in the instance folder.
-        "FLASK_RATELIMIT_STORAGE_URI": f"host://{folder / 'rate-limits.sqlite'}",
-        "FLASK_MAIL_HOST": "127.0.0.1", "FLASK_MAIL_PORT": str(smtp_port),
-        "FLASK_MAIL_STARTTLS": "false", "FLASK_MAIL_TIMEOUT": "10",
-        "FLASK_MAIL_FROM": "WebMCP 社群活動 <no-reply@events.example.tw>",
-        # The loop looks again this often when nothing is due (a person waits for each mail).
-        "FLASK_MAIL_POLL_INTERVAL": "0.2",
-    }
-    prepare_with_a_mail(database, folder)
-    smtp = SmtpServer(inbox, smtp_port).start()
-    log = open(folder / "mail-loop.log", "wb")  # noqa: SIM115 - closed below
-    loop = subprocess.Popen(
-        [sys.executable, "-m", "flask", "--app", "webapp", "mail", "run"], cwd=PROJECT_ROOT,
-        env={**os.environ, "FLASK_DATABASE": database, **settings},
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        mail_to(inbox, LOOP_READY, HELLO_SUBJECT)
-        with gunicorn(database, workers=2, threads=4, env=settings,
-                      log=folder / "gunicorn.log") as (base_url, _):
-            # (Site's database is a URL on PostgreSQL: nothing here reads it.)
-            yield MailSite(Site(base_url, Path(database)), inbox)
-    finally:
-        stop(loop)
-        log.close()
-        smtp.stop()
-
-
-def prepare_with_a_mail(database: str, folder: Path) -> None:
-    """Create, migrate and seed the database (on the suite's clock, as the servers would), and
-    queue one English test mail to LOOP_READY."""
-    app = create_app({"SECRET_KEY": "server test secret", "DATABASE": database,
-                      "CLOCK_START": suite_start().isoformat(),
-                      "RATELIMIT_STORAGE_URI": f"host://{folder / 'rate-limits.sqlite'}"})
-    try:
-        with app.app_context():
-            prepare_database()
-            storage = open_storage()
-            try:
-                storage.queue_mail("hello:loop-ready", LOOP_READY, HELLO.name, "en", {},
-                                   app.config["CLOCK"]())
-            finally:
-                storage.close()
-    finally:
-        close_backend(app)
+    with serving_with_mail(database, folder) as served:
+        yield served
 
 
 @pytest.fixture
@@ -181,30 +108,6 @@ def javascript(backend: str, language: str) -> bool:
 def site(mail_site: MailSite) -> Site:
     """The browser fixtures' site (tests/browser/conftest.py): this module's, with its mail."""
     return mail_site.site
-
-
-def mail_to(inbox: Inbox, recipient: str, subject: str) -> EmailMessage:
-    """The first mail to `recipient` with `subject` the SMTP server received, once it has
-    (each wait ends as mail arrives, or fails after the inbox's timeout)."""
-    seen = 0
-    while True:
-        received = inbox.wait_for(seen + 1)
-        for message in received[seen:]:
-            if message["To"] == recipient and message["Subject"] == subject:
-                return message
-        seen = len(received)
-
-
-def text_part(message: EmailMessage) -> str:
-    part = message.get_body(("plain",))
-    assert part is not None, "the mail has no text part"
-    return str(part.get_content())
-
-
-def html_part(message: EmailMessage) -> str:
-    part = message.get_body(("html",))
-    assert part is not None, "the mail has no HTML part"
-    return str(part.get_content())
 
 
 def header_link(tab: Tab, name: str) -> Locator:

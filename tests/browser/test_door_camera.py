@@ -7,13 +7,11 @@ Headless Chromium on Linux has no BarcodeDetector, so this walks the vendored js
 
 from __future__ import annotations
 
-import io
 import re
 from contextlib import closing
 from pathlib import Path
 
 import pytest
-from PIL import Image
 from playwright.sync_api import Browser
 from playwright.sync_api import expect
 from servers import HttpVisitor
@@ -22,8 +20,8 @@ from webapp.domain.tokens import CheckInCodes
 from webapp.mail.parts import qr_png
 from webapp.storage.sqlite import SQLiteStorage
 
-from .chromium import CHROMIUM
-from .chromium import CHROMIUM_ARGS
+from .camera import camera_showing
+from .camera import y4m_of
 from .test_organizer_pages import sign_in
 from .visit import Site
 from .visit import Tab
@@ -32,22 +30,6 @@ pytestmark = pytest.mark.browser
 
 EVENT = "evt-design-tokens-taipei"
 SECRET = b"server test secret"  # what `servers.gunicorn` gives the server
-WIDTH, HEIGHT = 640, 480
-
-
-def y4m_of(png: bytes, path: Path, frames: int = 5) -> Path:
-    """A still video of the image, centred on white, in the Y4M format Chromium's fake camera
-    plays (4:2:0, grey: only the luma plane carries the picture)."""
-    picture = Image.open(io.BytesIO(png)).convert("L")
-    picture.thumbnail((HEIGHT - 40, HEIGHT - 40))
-    frame = Image.new("L", (WIDTH, HEIGHT), 255)
-    frame.paste(picture, ((WIDTH - picture.width) // 2, (HEIGHT - picture.height) // 2))
-    chroma = bytes([128]) * (WIDTH // 2 * HEIGHT // 2 * 2)
-    with path.open("wb") as video:
-        video.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F10:1 Ip A1:1 C420jpeg\n".encode())
-        for _ in range(frames):
-            video.write(b"FRAME\n" + frame.tobytes() + chroma)
-    return path
 
 
 def registered_code(site: Site, email: str = "scan.me@example.com") -> str:
@@ -60,12 +42,8 @@ def registered_code(site: Site, email: str = "scan.me@example.com") -> str:
 
 def test_a_scanned_qr_code_checks_in_once(chromium: Browser, site: Site, tmp_path: Path):
     code = registered_code(site)
-    camera = chromium.browser_type.launch(
-        executable_path=str(CHROMIUM), headless=True,
-        args=[*CHROMIUM_ARGS, "--use-fake-device-for-media-stream",
-              "--use-fake-ui-for-media-stream",
-              f"--use-file-for-fake-video-capture={y4m_of(qr_png(code), tmp_path / 'qr.y4m')}"])
-    try:
+    video = y4m_of(qr_png(code), tmp_path / "qr.y4m")
+    with camera_showing(chromium, video) as camera:
         context = camera.new_context(locale="en", permissions=["camera"])
         tab = Tab(context.new_page(), site, javascript=True)
         sign_in(tab, site)
@@ -91,8 +69,6 @@ def test_a_scanned_qr_code_checks_in_once(chromium: Browser, site: Site, tmp_pat
         expect(answer).to_contain_text("Already checked in", timeout=15_000)
         expect(answer).to_contain_text("by you")
         context.close()
-    finally:
-        camera.close()
 
 
 def test_a_lost_answer_is_said_and_pressing_again_never_checks_in_twice(open_tab, site: Site):

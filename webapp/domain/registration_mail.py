@@ -19,6 +19,7 @@ from ..mail.kinds import EVENT_CANCELLED
 from ..mail.kinds import REGISTRATION_CANCELLED
 from ..mail.kinds import REGISTRATION_CONFIRMED
 from ..mail.kinds import REGISTRATION_REMINDER
+from ..mail.kinds import WAITLIST_JOINED
 from ..mail.kinds import WAITLIST_OFFER
 from ..storage import Event
 from ..storage import Registration
@@ -85,6 +86,19 @@ def queue_event_cancelled(db: Storage, registration: Registration, event: Event,
                "reason": event.cancellation_reason}
     return db.queue_mail(f"event-cancelled:{registration.id}", registration.email,
                          EVENT_CANCELLED.name, registration.language, payload, ctx.now)
+
+
+def queue_waitlist_joined(db: Storage, entry: WaitlistEntry, event: Event, ctx: ActionContext
+                          ) -> bool:
+    """Queue the "you are on the waitlist" mail: the person's place in line and where it is
+    listed, so a place kept only in a browser's cookie is also in their mail; call it inside
+    the transaction that takes the place. A place is taken once, so mailed once."""
+    payload = {"entryId": entry.id, "attendeeName": entry.attendee_name,
+               "position": entry.position,
+               "registrationsUrl": ctx.pages.registrations_address(entry.language),
+               "event": event_facts(event, ctx)}
+    return db.queue_mail(f"waitlist-joined:{entry.id}", entry.email, WAITLIST_JOINED.name,
+                         entry.language, payload, ctx.now)
 
 
 def queue_waitlist_offer(db: Storage, entry: WaitlistEntry, event: Event, ctx: ActionContext

@@ -90,6 +90,13 @@ WAITLIST_OFFER = MailKind(
     link_field="acceptUrl",
 )
 
+WAITLIST_JOINED = MailKind(
+    name="waitlist_joined",
+    # Translators: the subject of the mail confirming a person's place on a full event's
+    # waitlist (no seat yet).
+    subject=lambda payload: _("On the waitlist: %(title)s", title=payload["event"]["title"]),
+)
+
 EVENT_CANCELLED = MailKind(
     name="event_cancelled",
     # Translators: the subject of the mail telling an attendee that the organizer cancelled
@@ -120,7 +127,8 @@ EVENT_CHANGED = MailKind(
 )
 
 KINDS = {kind.name: kind for kind in (HELLO, REGISTRATION_CONFIRMED, REGISTRATION_CANCELLED,
-                                      REGISTRATION_REMINDER, WAITLIST_OFFER, EVENT_CANCELLED,
+                                      REGISTRATION_REMINDER, WAITLIST_JOINED, WAITLIST_OFFER,
+                                      EVENT_CANCELLED,
                                       SIGN_IN_LINK, ORGANIZATION_INVITATION, EVENT_CHANGED)}
 
 

@@ -222,10 +222,13 @@ def invitation(token: str) -> Response | tuple[str, int]:
 @needs(None)
 @human_route(bp, "/invitations/<token>", actions.accept_invitation, methods=("POST",))
 def accept(token: str) -> Response:
-    """Accept the invitation: the organization's page, now as a member."""
+    """Accept the invitation: the organization's page, now as a member (the dashboard, with
+    the doors, for check-in staff, who may not open that page)."""
     result = run_tool(bound={"token": token}).result
+    joined = result.data.get("invitation") if result.status.word == "success" else None
     landing = (url_for(".organization", organization_id=result.target)
-               if result.status.word == "success" and result.target else url_for(".dashboard"))
+               if joined and result.target and may(joined["role"], VIEW_ORGANIZATION)
+               else url_for(".dashboard"))
     return render_post_result(result, "organizer/invitation_gone.html",
                               "organizer/invitation_gone.html", redirect_to=landing,
                               values={}, errors={})

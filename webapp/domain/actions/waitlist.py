@@ -31,6 +31,7 @@ from ..directions import already_registered
 from ..projections import event_state
 from ..projections import registration_view
 from ..registration_mail import queue_registration_confirmed
+from ..registration_mail import queue_waitlist_joined
 from ..schemas import ConfirmInput
 from ..schemas import ConfirmParams
 from ..schemas import WaitlistEntryInput
@@ -92,7 +93,9 @@ def join_waitlist(db: Storage, params: ConfirmParams, ctx: ActionContext) -> Too
         db.use_confirmation(confirmation.token_hash, ctx.now)
         pass_on(db, event.id, ctx)  # a seat free already is theirs to accept at once
         entry = db.waitlist_entry(entry_id)
-    assert entry is not None, "the entry was just written"
+        assert entry is not None, "the entry was just written"
+        if entry.state == "waiting":  # an offer made at once has its own mail
+            queue_waitlist_joined(db, entry, event, ctx)
     return ToolResult(
         action=name,
         status=Status.SUCCESS,
