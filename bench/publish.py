@@ -168,7 +168,8 @@ def fields(word: str) -> dict[str, str]:
         "ends_at": f"{starts + timedelta(hours=2):%Y-%m-%dT%H:%M}",
         "registration_deadline": f"{starts - timedelta(days=1):%Y-%m-%dT%H:%M}",
         "location": "taipei", "venue": "台北市大安區復興南路一段 390 號", "level": "beginner",
-        "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD"}
+        "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD",
+        "language": "zh-Hant-TW"}
 
 
 def draft(manager: Manager, organization_id: str, word: str) -> tuple[str, str]:

@@ -61,6 +61,7 @@ SAMPLE_VALUES: dict[str, str] = {
     "alt": "講者在台上示範螢幕閱讀器",
     # A form sends a file where a page would upload one; a string stands for it here.
     "picture": "cover.png",
+    "language": "zh-Hant-TW",
 }
 
 

@@ -23,11 +23,12 @@ LOADS = ((fields.Integer, int), (fields.DateTime, datetime), (fields.Date, date)
          (fields.Boolean, bool), (fields.String, str))
 
 
-def loaded_type(field: fields.Field[Any]) -> type:
-    """What a field loads: by its kind, or (a field of the site's own, such as an uploaded
-    picture) as its `_deserialize` declares."""
-    return next((python for kind, python in LOADS if isinstance(field, kind)),
-                typing.get_type_hints(type(field)._deserialize)["return"])
+def loaded_type(field: fields.Field[Any]) -> Any:
+    """What a field loads: a field of the site's own says it in its `_deserialize`'s return
+    type (topic tags load a tuple); marshmallow's by their kind (`LOADS`)."""
+    if type(field).__module__.startswith("webapp."):
+        return typing.get_type_hints(type(field)._deserialize)["return"]
+    return next(python for kind, python in LOADS if isinstance(field, kind))
 
 
 def params_type(action: Any) -> Any:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET  # noqa: S405 - only the app's own sitemap is parsed
 from datetime import timedelta
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -45,7 +47,8 @@ def fields(app, **changes) -> dict[str, str]:
         "ends_at": (starts + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M"),
         "registration_deadline": (starts - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M"),
         "location": "taipei", "venue": "台北市大安區復興南路一段 390 號", "level": "beginner",
-        "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD"}
+        "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD",
+        "language": "zh-Hant-TW"}
     return {**values, **{name: str(value) for name, value in changes.items()}}
 
 
@@ -314,3 +317,230 @@ def test_a_published_event_is_run_from_the_organization_page_until_cancelled(app
     assert manager.post(links["Cancel"], {"reason": ""}).status_code == 303
     links = event_row_links(manager, organization_id, event_id)
     assert set(links) == {"Attendees", "Door", "badge"} and links["badge"] == "Cancelled"
+
+
+# What an organizer adds to an event beyond its time, place and price (migration 016).
+ADDRESS = "台北市大安區復興南路一段 390 號 3 樓"
+PAYMENT_NOTE = "現場以現金或 LINE Pay 付款"
+
+
+def published(app, **changes) -> tuple[Visitor, str, str]:
+    """A manager, their organization and one event of it, published with `changes`."""
+    manager = signed_in(app)
+    organization_id = start(manager)
+    event_id = draft(app, manager, organization_id, **changes)
+    assert publish(manager, organization_id, event_id).status_code == 303
+    return manager, organization_id, event_id
+
+
+def event_page(visitor: Visitor, event_id: str, language: str = "en") -> BeautifulSoup:
+    answer = visitor.get(f"/{language}/events/{event_id}")
+    assert answer.status_code == 200
+    return BeautifulSoup(answer.data, "html.parser")
+
+
+def stored(app, event_id: str, *columns: str) -> tuple[object, ...]:
+    (row,) = query_database(app.config["DATABASE"],
+                            f"SELECT {', '.join(columns)} FROM events WHERE id = ?", (event_id,))
+    return tuple(row)
+
+
+def test_what_the_organizer_adds_is_kept_and_shown_on_the_event_page(app):
+    manager, organization_id, event_id = published(
+        app, street_address=ADDRESS, topic_tags="＃Accessibility、 forms ,  screen   readers",
+        payment_note=PAYMENT_NOTE)
+    assert stored(app, event_id, "language", "street_address", "topic_tags",
+                  "payment_note") == ("zh-Hant-TW", ADDRESS,
+                                      "Accessibility,forms,screen readers", PAYMENT_NOTE)
+    page = event_page(Visitor(app), event_id)
+    address = one(page, "[itemtype='https://schema.org/PostalAddress']")
+    assert one(address, "[itemprop=streetAddress]").get_text() == ADDRESS
+    assert [chip.get_text() for chip in page.select(".topic-tags a")] == [
+        "Accessibility", "forms", "screen readers"]
+    assert one(page, "meta[itemprop=keywords]")["content"] == "Accessibility,forms,screen readers"
+    assert one(page, ".payment-note").get_text() == PAYMENT_NOTE
+    # A chip leads to the search for its tag, which finds the event.
+    chip = one(page, ".topic-tags a")["href"]
+    found = Visitor(app).get(chip, headers=JSON).get_json()
+    assert event_id in [event["id"] for event in found["data"]["events"]]
+    # The tools say the same, declared in the output schema (the MCP tests check it).
+    details = McpClient(app.test_client()).envelope("get_event_details", {"event_id": event_id})
+    assert details["data"]["event"]["topicTags"] == ["Accessibility", "forms", "screen readers"]
+    assert details["data"]["event"]["paymentNote"] == PAYMENT_NOTE
+    # The form shows them again as they are kept.
+    form = BeautifulSoup(manager.get(f"{events_url(organization_id)}/{event_id}/edit").data,
+                         "html.parser")
+    assert one(form, "input[name=topic_tags]")["value"] == "Accessibility, forms, screen readers"
+    assert one(form, "input[name=street_address]")["value"] == ADDRESS
+    assert [legend.get_text() for legend in form.select("fieldset.form-section > legend")] == [
+        "What", "When", "Where", "Price and seats"]
+
+
+def test_events_without_them_show_nothing_of_them(app):
+    _manager, _organization_id, event_id = published(app)
+    assert stored(app, event_id, "street_address", "online_platform", "link_sent",
+                  "topic_tags", "payment_note") == ("", "", "", "", "")
+    page = event_page(Visitor(app), event_id)
+    assert not page.select(".topic-tags, .payment-note, .map-link, .online-platform, "
+                           "[itemprop=streetAddress]")
+    details = McpClient(app.test_client()).envelope("get_event_details", {"event_id": event_id})
+    assert not {"streetAddress", "onlinePlatform", "linkSent", "topicTags",
+                "paymentNote"} & set(details["data"]["event"])
+
+
+def test_the_map_link_is_made_from_the_address_and_escaped(app):
+    hostile = '台北市 1 號 "><script>alert(1)</script> & javascript:x'
+    _manager, _organization_id, event_id = published(app, street_address=hostile)
+    answer = Visitor(app).get(f"/en/events/{event_id}")
+    assert b"<script>alert" not in answer.data
+    link = one(BeautifulSoup(answer.data, "html.parser"), "a.map-link")
+    address = urlsplit(str(link["href"]))
+    assert (address.scheme, address.netloc, address.path) == ("https", "www.google.com",
+                                                              "/maps/search/")
+    assert parse_qs(address.query) == {"api": ["1"], "query": [hostile]}
+    assert link["itemprop"] == "hasMap"
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_the_declared_language_marks_the_organizer_text(app, language):
+    """An English title of a talk given in Chinese is marked as the organizer said, not as its
+    script suggests: on the event page, its card and the organizer's preview."""
+    manager, organization_id, event_id = published(
+        app, language="zh-Hant-TW", title="Accessible forms night",
+        summary="An evening of making one form work with screen readers.",
+        payment_note="Pay at the door")
+    page = event_page(Visitor(app), event_id, language)
+    want = None if language == "zh-TW" else "zh-Hant-TW"  # nothing where the page agrees
+    for selector in ("h1", ".event-summary", ".payment-note"):
+        assert one(page, selector).get("lang") == want, selector
+    cards = BeautifulSoup(Visitor(app).get(f"/{language}/events",
+                                           query_string={"query": "Accessible"}).data,
+                          "html.parser")
+    (card,) = [item for item in cards.select(".event-title")
+               if "Accessible forms night" in item.get_text()]
+    assert card.get("lang") == want
+    preview = BeautifulSoup(manager.get(f"/{language}/organizer/organizations/"
+                                        f"{organization_id}/events/{event_id}").data,
+                            "html.parser")
+    assert one(preview, "h1").get("lang") == want
+    # Declared English, the same text is marked English (where the page is not).
+    assert edit(app, manager, organization_id, event_id, language="en",
+                title="Accessible forms night",
+                summary="An evening of making one form work with screen readers.",
+                payment_note="Pay at the door").status_code == 303
+    page = event_page(Visitor(app), event_id, language)
+    assert one(page, "h1").get("lang") == ("en" if language == "zh-TW" else None)
+
+
+def test_an_online_event_says_how_to_join(app):
+    manager = signed_in(app)
+    organization_id = start(manager)
+    typed = fields(app, location="online", venue="WebMCP 社群頻道", street_address=ADDRESS)
+    refused = manager.post(events_url(organization_id), typed)
+    assert refused.status_code == 422
+    assert the_jsonld(refused.data)["status"] == "invalid_input"
+    page = BeautifulSoup(refused.data, "html.parser")
+    for name in ("online_platform", "link_sent"):
+        assert one(page, f"#create_event_draft-{name}-error").get_text().strip(), name
+    assert one(page, "input[name=venue]")["value"] == "WebMCP 社群頻道"
+    assert one(page, "input[name=street_address]")["value"] == ADDRESS
+    event_id = draft(app, manager, organization_id, location="online", venue="WebMCP 社群頻道",
+                     street_address=ADDRESS, online_platform="Google Meet",
+                     link_sent="day_before")
+    publish(manager, organization_id, event_id)
+    # An online event keeps no street address: nothing stale reaches its page.
+    assert stored(app, event_id, "street_address", "online_platform", "link_sent") == (
+        "", "Google Meet", "day_before")
+    joining = one(event_page(Visitor(app), event_id), ".online-platform").get_text(" ")
+    assert "Google Meet" in joining and "the day before" in joining
+    # Moved to a city, it keeps no platform.
+    assert edit(app, manager, organization_id, event_id, online_platform="Zoom",
+                link_sent="hour_before").status_code == 303
+    assert stored(app, event_id, "online_platform", "link_sent") == ("", "")
+
+
+@pytest.mark.parametrize(("typed", "kept"), [
+    ("Python, python，PYTHON", ("Python",)),
+    ("＃AI、  機器   學習 ,, #Rust", ("AI", "機器 學習", "Rust")),
+    ("", ()),
+])
+def test_tags_are_kept_in_one_form(app, typed, kept):
+    _manager, _organization_id, event_id = published(app, topic_tags=typed)
+    assert stored(app, event_id, "topic_tags") == (",".join(kept),)
+
+
+@pytest.mark.parametrize(("field", "typed"), [
+    ("topic_tags", "a, b, c, d, e, f"),
+    ("topic_tags", "這是一個超過二十個字的主題標籤真的太長了喔"),
+    ("topic_tags", "ok, bad\u202etag"),
+    ("payment_note", "付" * 501),
+    ("online_platform", "P" * 41),
+    ("street_address", "台北市\u200b信義區"),
+    ("language", "ja"),
+    ("link_sent", "whenever"),
+])
+def test_bad_details_are_refused_with_their_field_error(app, field, typed):
+    manager = signed_in(app)
+    organization_id = start(manager)
+    values = fields(app, **{field: typed})
+    answer = manager.post(events_url(organization_id), values)
+    assert answer.status_code == 422
+    told = the_jsonld(answer.data)
+    assert told["status"] == "invalid_input" and set(told["errors"]) == {field}
+    page = BeautifulSoup(answer.data, "html.parser")
+    assert one(page, f"#create_event_draft-{field}-error").get_text().strip()
+    control = one(page, f"[name={field}]")
+    if control.name == "input":
+        assert control["value"] == typed
+
+
+def test_the_payment_note_reaches_the_review_the_registration_and_its_mail(app):
+    _manager, _organization_id, event_id = published(app, payment_note=PAYMENT_NOTE,
+                                                     price_amount="300")
+    visitor = Visitor(app)
+    deliver(app, Inbox())
+    review = visitor.post(f"/en/events/{event_id}/register",
+                          {"attendee_name": "Ann Lee", "email": visitor.email}, headers=HTMX)
+    assert PAYMENT_NOTE in one(BeautifulSoup(review.data, "html.parser"),
+                               ".review .payment-note").get_text()
+    token = TOKEN_FIELD.search(review.get_data(as_text=True))
+    assert token
+    confirmed = visitor.post("/en/registrations/confirm",
+                             {"confirmation_token": token.group(1)}, headers=HTMX)
+    assert confirmed.status_code == 201, confirmed.get_data(as_text=True)[:300]
+    told = BeautifulSoup(confirmed.data, "html.parser")
+    assert PAYMENT_NOTE in one(told, ".notice--ok .payment-note").get_text()
+    registration_id = the_jsonld(confirmed.data)["data"]["registration"]["id"]
+    landing = BeautifulSoup(visitor.get(f"/en/registrations/{registration_id}").data,
+                            "html.parser")
+    assert one(landing, ".payment-note").get_text() == PAYMENT_NOTE
+    inbox = Inbox()
+    deliver(app, inbox)
+    (mail,) = inbox.messages
+    assert f"How to pay: {PAYMENT_NOTE}" in text_of(mail)
+    html = mail.get_body(preferencelist=("html",))
+    assert html is not None and f"How to pay: {PAYMENT_NOTE}" in str(html.get_content())
+
+
+def test_moving_the_address_or_platform_mails_attendees(app):
+    manager, organization_id, event_id = published(app)
+    visitor = Visitor(app)
+    register_in(visitor, "en", event_id)
+    deliver(app, Inbox())
+    assert edit(app, manager, organization_id, event_id, street_address=ADDRESS,
+                topic_tags="forms").status_code == 303
+    inbox = Inbox()
+    deliver(app, inbox)
+    (mail,) = inbox.messages
+    assert f"Street address: — → {ADDRESS}" in text_of(mail)
+    assert "forms" not in text_of(mail)  # tags are not where the event is
+    # A new platform online is a move too.
+    online = {"location": "online", "online_platform": "Google Meet",
+              "link_sent": "on_registration"}
+    assert edit(app, manager, organization_id, event_id, **online).status_code == 303
+    assert edit(app, manager, organization_id, event_id,
+                **{**online, "online_platform": "Discord"}).status_code == 303
+    inbox = Inbox()
+    deliver(app, inbox)
+    assert any("Online platform: Google Meet → Discord" in text_of(mail)
+               for mail in inbox.messages)

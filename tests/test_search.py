@@ -48,7 +48,9 @@ from webapp.web.templating import PAGER_JUMP_AFTER
 
 TAIPEI_FREE_BEGINNER = "/events?location=taipei&price=free&level=beginner"
 # What a search result carries: the fields its output schema declares.
-SUMMARY_KEYS = {field.data_key or name for name, field in EventListingOutput().fields.items()}
+# What every search item holds (the sample events declare no language, which is optional).
+SUMMARY_KEYS = {field.data_key or name for name, field in EventListingOutput().fields.items()
+                if field.required}
 
 
 def search(client, **params):

@@ -46,8 +46,11 @@ TYPED: tuple[str, ...] = (
     "Ann Lee", "a***@example.com", "ann@example.com", "no-event-has-this-word", "not-a-date",
     "web", "Ann's <agent>", "台北網頁開發者聚會", "owner@example.com", "bob@example.com",
     "not-an-address", "講者臨時生病。", "ann.door@example.com")
-# ... and the event the walk's organizer drafts, whole and paragraph by paragraph.
-TYPED += (*SAMPLE_EVENT.values(), *SAMPLE_EVENT["description"].split("\n\n"), *SAMPLE_VENUES)
+# ... and the event the walk's organizer drafts, whole and paragraph by paragraph, with its topic
+# tags one by one (its chips) and as its form shows them again.
+TAGS = SAMPLE_EVENT["topic_tags"].split("、")
+TYPED += (*SAMPLE_EVENT.values(), *SAMPLE_EVENT["description"].split("\n\n"), *SAMPLE_VENUES,
+          ", ".join(TAGS), *TAGS)
 ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 

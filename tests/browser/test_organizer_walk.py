@@ -171,7 +171,7 @@ def draft_preview_and_publish(tab: Tab, starts: datetime) -> str:
         "Starts (Taipei time)": local(starts),
         "Ends (Taipei time)": local(starts + timedelta(hours=2)),
         "Registration closes (Taipei time)": local(starts - timedelta(days=1)),
-        "Venue, or the online platform": "台北市大安區復興南路一段 390 號",
+        "Venue": "台北市大安區復興南路一段 390 號",
         "Seats": "30", "Price (0: free)": "0"}
     chosen = {"City, or online": "taipei", "Level": "beginner",
               "When it is full, people may wait for a seat": "False"}

@@ -353,7 +353,9 @@ def _check_in_at_the_door(visit: LanguageRecorder, organization: str, csrf: str)
 # of the pages' languages cut them out as typed).
 SAMPLE_EVENT = {"title": "無障礙網頁工作坊",
                 "summary": "一個晚上，把一份報名表單改到螢幕閱讀器也好用。",
-                "description": "我們從一份真實的表單開始。\n\n帶筆電來。"}
+                "description": "我們從一份真實的表單開始。\n\n帶筆電來。",
+                "language": "zh-Hant-TW", "street_address": "台北市大安區復興南路一段 390 號",
+                "topic_tags": "無障礙、表單", "payment_note": "現場以現金或 LINE Pay 付款"}
 SAMPLE_VENUES = ("台北市大安區", "台北市信義區")
 
 

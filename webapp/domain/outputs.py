@@ -17,8 +17,10 @@ from marshmallow import fields
 from marshmallow import validate
 
 from .schemas import LEVELS
+from .schemas import LINK_TIMES
 from .schemas import LOCATIONS
 from .schemas import PRICES
+from .schemas import TEXT_LANGUAGES
 
 EVENT_STATES = ("open", "full", "closed", "cancelled")
 # What an empty search offers instead (actions/events.py, `nearest_searches`).
@@ -51,6 +53,9 @@ class EventSummaryOutput(ToolOutput):
     location = fields.String(required=True, validate=validate.OneOf(list(LOCATIONS)))
     price = fields.String(required=True, validate=validate.OneOf(list(PRICES)))
     level = fields.String(required=True, validate=validate.OneOf(list(LEVELS)))
+    language = fields.String(validate=validate.OneOf(list(TEXT_LANGUAGES)), metadata={
+        "description": "The language the organizer wrote the event's text in, when they "
+                       "said (BCP 47)"})
 
 
 class EventListingOutput(EventSummaryOutput):
@@ -74,6 +79,18 @@ class EventDetailsOutput(EventListingOutput):
     venue = fields.String(required=True)
     cancellation_reason = fields.String(data_key="cancellationReason", metadata={
         "description": "cancelled: why, in the organizer's words, when they said"})
+    # What an organizer may add (`projections.organizer_details`), each only when given.
+    street_address = fields.String(data_key="streetAddress", metadata={
+        "description": "In person: the street address"})
+    online_platform = fields.String(data_key="onlinePlatform", metadata={
+        "description": "Online: the platform people join on (e.g. Google Meet)"})
+    link_sent = fields.String(data_key="linkSent", validate=validate.OneOf(list(LINK_TIMES)),
+                              metadata={"description": "Online: when attendees get the link "
+                                                       "to join"})
+    topic_tags = fields.List(fields.String(), data_key="topicTags",
+                             metadata={"description": "Topics the event is about"})
+    payment_note = fields.String(data_key="paymentNote", metadata={
+        "description": "How to pay, in the organizer's words"})
 
 
 class RegistrationOutput(ToolOutput):

@@ -18,7 +18,13 @@ from ..storage import Registration
 from .pages import Pages
 
 # Organizer-written fields, named in every result that returns them (see ToolResult).
-UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue", "cancellationReason")
+UNTRUSTED_EVENT_FIELDS = ("title", "summary", "description", "venue", "cancellationReason",
+                          "streetAddress", "onlinePlatform", "topicTags", "paymentNote")
+# What an organizer may add to an event, by the key results give it under: each only when
+# given (events imported without them look as before).
+ORGANIZER_DETAILS = {"language": "language", "street_address": "streetAddress",
+                     "online_platform": "onlinePlatform", "link_sent": "linkSent",
+                     "topic_tags": "topicTags", "payment_note": "paymentNote"}
 
 
 def local_time(moment: datetime, timezone: ZoneInfo) -> str:
@@ -45,8 +51,9 @@ def _state(starts_at: datetime, deadline: datetime, remaining: int | None,
 
 
 def event_summary(event: EventSummary, timezone: ZoneInfo, pages: Pages) -> dict[str, Any]:
-    """An event as a list names it (saved events; a search adds `event_listing`'s glance)."""
-    return {
+    """An event as a list names it (saved events; a search adds `event_listing`'s glance),
+    with the language of its text when the organizer declared it."""
+    summary = {
         "id": event.id,
         "url": pages.event(event.id),
         "title": event.title,
@@ -56,6 +63,20 @@ def event_summary(event: EventSummary, timezone: ZoneInfo, pages: Pages) -> dict
         "price": event.price,
         "level": event.level,
     }
+    if event.language:
+        summary["language"] = event.language
+    return summary
+
+
+def organizer_details(event: Event) -> dict[str, Any]:
+    """What the organizer added to an event (`ORGANIZER_DETAILS`), those given only: its text's
+    language, street address, online platform and when its link is sent, topic tags (a
+    list) and payment note."""
+    given = {key: getattr(event, name) for name, key in ORGANIZER_DETAILS.items()
+             if getattr(event, name)}
+    if "topicTags" in given:
+        given["topicTags"] = list(given["topicTags"])
+    return given
 
 
 def event_listing(event: EventSummary, seats: Availability, now: datetime,
@@ -82,7 +103,7 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
     }
     if event.cancelled_at is not None and event.cancellation_reason:
         details["cancellationReason"] = event.cancellation_reason
-    return details
+    return {**details, **organizer_details(event)}
 
 
 def _at_a_glance(event: EventSummary, remaining: int | None, deadline: datetime,

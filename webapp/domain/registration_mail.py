@@ -29,17 +29,20 @@ from .actions import ActionContext
 from .projections import event_details
 from .projections import local_time
 
+# What a mail says of the organizer's additions to an event, when it has them.
+MAILED_DETAILS = ("language", "streetAddress", "onlinePlatform", "linkSent", "paymentNote")
 # A reminder goes out the day before: within this time of the event's start.
 REMINDED_AHEAD = timedelta(days=1)
 
 
 def event_facts(event: Event, ctx: ActionContext) -> dict[str, Any]:
-    """What a mail says of an event: when (in the site's zone, named), where, what it costs,
-    and the full address of its page."""
+    """What a mail says of an event: when (in the site's zone, named), where (with the street
+    address, or online the platform and when the link comes), what it costs and how to pay,
+    and the full address of its page (the organizer's additions only when given)."""
     details = event_details(event, ctx.now, ctx.timezone, ctx.pages)
     facts = {key: details[key] for key in (
         "id", "title", "summary", "startsAt", "endsAt", "location", "venue", "price",
-        "priceAmount", "priceCurrency")}
+        "priceAmount", "priceCurrency", *MAILED_DETAILS) if key in details}
     return {**facts, "timeZone": ctx.timezone.key, "url": ctx.pages.event_address(event.id)}
 
 

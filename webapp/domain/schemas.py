@@ -22,6 +22,7 @@ from marshmallow import RAISE
 from marshmallow import Schema
 from marshmallow import ValidationError
 from marshmallow import fields
+from marshmallow import post_load
 from marshmallow import validate
 from marshmallow import validates_schema
 
@@ -639,6 +640,43 @@ EVENT_TIMES = validate.Range(min=datetime(2000, 1, 1), max=datetime(2999, 12, 31
 LONGEST_EVENT = timedelta(days=14)
 MOST_SEATS = 100_000
 HIGHEST_PRICE = 1_000_000
+# The languages an organizer writes an event's text in (BCP 47 tags, as `lang` takes them):
+# the site's two, Traditional Chinese for Taiwan first (the default).
+TEXT_LANGUAGES = {"zh-Hant-TW": _l("Traditional Chinese"), "en": _l("English")}
+# When the people registered for an online event get the link to join it.
+LINK_TIMES = {"on_registration": _l("As soon as they register"),
+              "day_before": _l("The day before"), "hour_before": _l("An hour before")}
+# An event's topic tags: a few short words, typed on one line between commas or 、.
+MOST_TAGS = 5
+LONGEST_TAG = 20
+TAG_SEPARATORS = re.compile("[,、]")  # after NFKC, which makes a full-width comma ","
+# The parts of an organizer's event form, in order (each field names its own: `section`).
+EVENT_FORM_SECTIONS = {"what": _l("What"), "when": _l("When"), "where": _l("Where"),
+                       "price_and_seats": _l("Price and seats")}
+
+
+class TopicTags(fields.String):
+    """Topic tags typed on one line, separated by commas or 、 (full-width or not): loaded as
+    a tuple in one form each (NFKC, inner spaces as one, no leading #), without repeats (of
+    tags that differ only in case, the first spelling is kept), so that one topic is one tag
+    wherever it was typed."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any,  # type: ignore[override]
+                     **kwargs: Any) -> tuple[str, ...]:
+        text = unicodedata.normalize("NFKC", super()._deserialize(value, attr, data, **kwargs))
+        VisibleText()(text)
+        tags: dict[str, str] = {}
+        for typed in TAG_SEPARATORS.split(text):
+            tag = " ".join(typed.split()).lstrip("#").strip()
+            if tag:
+                tags.setdefault(tag.casefold(), tag)
+        if len(tags) > MOST_TAGS:
+            raise ValidationError(_("Give at most %(most)d tags.", most=MOST_TAGS))
+        too_long = [tag for tag in tags.values() if len(tag) > LONGEST_TAG]
+        if too_long:
+            raise ValidationError(_("Keep each tag to %(most)d characters: %(tag)s",
+                                    most=LONGEST_TAG, tag=too_long[0]))
+        return tuple(tags.values())
 
 
 class MultilineText(VisibleText):
@@ -654,7 +692,8 @@ def _local_time(label: str, description: str) -> Any:
     sends it; the action turns it into UTC."""
     return fields.NaiveDateTime(
         required=True, validate=EVENT_TIMES,
-        metadata={"label": label, "input_type": "datetime-local", "description": description})
+        metadata={"label": label, "input_type": "datetime-local", "description": description,
+                  "section": "when"})
 
 
 class EventFieldsInput(ToolInput):
@@ -665,39 +704,66 @@ class EventFieldsInput(ToolInput):
     organization_id = fields.String(required=True, validate=length(min=1, max=40))
     title = fields.String(
         required=True, validate=[length(min=2, max=120), VisibleText()],
-        metadata={"label": _l("Title"), "autocomplete": "off"})
+        metadata={"label": _l("Title"), "autocomplete": "off", "section": "what"})
     summary = fields.String(
         required=True, validate=[length(min=10, max=280), VisibleText()],
-        metadata={"label": _l("Summary, in one or two sentences"), "autocomplete": "off"})
+        metadata={"label": _l("Summary, in one or two sentences"), "autocomplete": "off",
+                  "section": "what"})
     description = fields.String(
         required=True, validate=[length(min=10, max=5000), MultilineText()],
-        metadata={"label": _l("Description"), "input_type": "textarea"})
+        metadata={"label": _l("Description"), "input_type": "textarea", "section": "what"})
+    # Not guessed from the script: an English title may name a Chinese talk.
+    language = fields.String(required=True, validate=one_of(TEXT_LANGUAGES),
+                             metadata={"label": _l("The language you write this event in"),
+                                       "section": "what"})
+    topic_tags = TopicTags(
+        load_default=(),
+        metadata={"label": _l("Topics (up to 5, separated by commas)"),
+                  "autocomplete": "off", "section": "what"})
+    level = fields.String(required=True, validate=one_of(LEVELS),
+                          metadata={"label": _l("Level"), "section": "what"})
     starts_at = _local_time(_l("Starts (Taipei time)"), _l("When the event starts"))
     ends_at = _local_time(_l("Ends (Taipei time)"), _l("When the event ends"))
     registration_deadline = _local_time(_l("Registration closes (Taipei time)"),
                                         _l("The last moment people may register"))
     location = fields.String(required=True, validate=one_of(LOCATIONS),
-                             metadata={"label": _l("City, or online")})
+                             metadata={"label": _l("City, or online"), "section": "where"})
     venue = fields.String(
         required=True, validate=[length(min=2, max=160), VisibleText()],
-        metadata={"label": _l("Venue, or the online platform"), "autocomplete": "off"})
-    level = fields.String(required=True, validate=one_of(LEVELS),
-                          metadata={"label": _l("Level")})
-    capacity = fields.Integer(
-        required=True, strict=False,
-        validate=validate.Range(min=1, max=MOST_SEATS, error=_l("Give a number from {min} to "
-                                                                "{max}.")),
-        metadata={"label": _l("Seats")})
-    waitlist = fields.Boolean(
-        required=True, validate=validate.OneOf(list(YES_NO), labels=list(YES_NO.values())),
-        metadata={"label": _l("When it is full, people may wait for a seat")})
+        metadata={"label": _l("Venue"), "autocomplete": "off", "section": "where"})
+    street_address = fields.String(
+        load_default="", validate=[length(max=200), VisibleText()],
+        metadata={"label": _l("Street address (in person: recommended)"),
+                  "autocomplete": "off", "section": "where"})
+    online_platform = fields.String(
+        load_default="", validate=[length(max=40), VisibleText()],
+        metadata={"label": _l("Online platform, e.g. Google Meet (online: required)"),
+                  "autocomplete": "off", "section": "where"})
+    link_sent = fields.String(
+        load_default="", validate=one_of(LINK_TIMES),
+        metadata={"label": _l("When attendees get the link (online: required)"),
+                  "empty_label": _l("Not online"), "section": "where"})
     price_amount = fields.Integer(
         required=True,
         validate=validate.Range(min=0, max=HIGHEST_PRICE, error=_l("Give a number from {min} "
                                                                    "to {max}.")),
-        metadata={"label": _l("Price (0: free)")})
+        metadata={"label": _l("Price (0: free)"), "section": "price_and_seats"})
     price_currency = fields.String(required=True, validate=one_of(CURRENCIES),
-                                   metadata={"label": _l("Currency")})
+                                   metadata={"label": _l("Currency"),
+                                             "section": "price_and_seats"})
+    payment_note = fields.String(
+        load_default="", validate=[length(max=500), VisibleText()],
+        metadata={"label": _l("How to pay (optional), e.g. cash or LINE Pay at the door"),
+                  "autocomplete": "off", "section": "price_and_seats"})
+    capacity = fields.Integer(
+        required=True, strict=False,
+        validate=validate.Range(min=1, max=MOST_SEATS, error=_l("Give a number from {min} to "
+                                                                "{max}.")),
+        metadata={"label": _l("Seats"), "section": "price_and_seats"})
+    waitlist = fields.Boolean(
+        required=True, validate=validate.OneOf(list(YES_NO), labels=list(YES_NO.values())),
+        metadata={"label": _l("When it is full, people may wait for a seat"),
+                  "section": "price_and_seats"})
 
     @validates_schema
     def times_in_order(self, data: dict[str, Any], **kwargs: object) -> None:
@@ -714,6 +780,27 @@ class EventFieldsInput(ToolInput):
             raise ValidationError(_("Registration must close by the start."),
                                   "registration_deadline")
 
+    @validates_schema
+    def online_says_how_to_join(self, data: dict[str, Any], **kwargs: object) -> None:
+        """An online event names the platform people join on and when they get its link:
+        attendees cannot come without them. (An address stays optional in person: a venue
+        people know may need none.)"""
+        if data.get("location") != "online":
+            return
+        missing = {name: [_("An online event needs this.")]
+                   for name in ("online_platform", "link_sent") if not data.get(name)}
+        if missing:
+            raise ValidationError(missing)
+
+    @post_load
+    def only_what_the_place_uses(self, data: dict[str, Any], **kwargs: object
+                                 ) -> dict[str, Any]:
+        """Keep the fields of one kind of place: an event moved online has no street address,
+        one moved to a city no platform, so nothing stale reaches its page."""
+        online = data.get("location") == "online"
+        return {**data, **({"street_address": ""} if online
+                           else {"online_platform": "", "link_sent": ""})}
+
 
 class EventFieldsParams(TypedDict):
     """What `EventFieldsInput` loads (times naive, in the site's zone)."""
@@ -722,16 +809,22 @@ class EventFieldsParams(TypedDict):
     title: str
     summary: str
     description: str
+    language: str
+    topic_tags: tuple[str, ...]
+    level: str
     starts_at: datetime
     ends_at: datetime
     registration_deadline: datetime
     location: str
     venue: str
-    level: str
-    capacity: int
-    waitlist: bool
+    street_address: str
+    online_platform: str
+    link_sent: str
     price_amount: int
     price_currency: str
+    payment_note: str
+    capacity: int
+    waitlist: bool
 
 
 class OrganizerEventInput(ToolInput):

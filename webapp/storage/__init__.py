@@ -49,6 +49,10 @@ class EventSummary:
     location: str
     price: str
     level: str
+    # The BCP 47 tag of the language the organizer wrote the event's text in ("": not
+    # declared, as for imported events), so a card marks its title and summary with it.
+    # Keyword-only: a field with a default, before the fields `Event` adds without one.
+    language: str = field(default="", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,14 @@ class Event(EventSummary):
     price_currency: str = "TWD"
     # Whether a full event lets people wait for a seat that frees (`storage.waitlist`).
     waitlist: bool = False
+    # What an organizer adds to the above (migration 016, with `language`; "" or () when not
+    # given): where in person (the street address), how online (the platform, and when
+    # attendees get the link: a `schemas.LINK_TIMES` key), its topics, and how to pay.
+    street_address: str = ""
+    online_platform: str = ""
+    link_sent: str = ""
+    topic_tags: tuple[str, ...] = ()
+    payment_note: str = ""
     # Read, never written by an import: the organization that runs the event (None: the
     # site's own), and when it cancelled it, with the reason it gave ("" for none).
     organization_id: str | None = None

@@ -26,13 +26,15 @@ from . import OrganizerEvent
 from . import Registration
 from .dialect import Dialect
 from .dialect import guarded
+from .shared import column_values
 
 Row = Mapping[str, Any]
 
 # The event's own columns, in `event_drafts` as in `events` (`records.EVENT_FIELDS`).
 DRAFT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
                 "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
-                "price_amount", "price_currency", "waitlist")
+                "price_amount", "price_currency", "waitlist", "language", "street_address",
+                "online_platform", "link_sent", "topic_tags", "payment_note")
 CREATE_DRAFT = (
     f"INSERT INTO event_drafts ({', '.join(DRAFT_FIELDS)}, organization_id, version, "
     "created_by, created_at, updated_by, updated_at) VALUES ("
@@ -128,10 +130,7 @@ class EventDraftRecords:
         return CLAIMS.format(event="e.id")
 
     def _values(self, event: Event) -> dict[str, Any]:
-        moment_in = self.dialect.moment_in
-        return {**{name: getattr(event, name) for name in DRAFT_FIELDS},
-                "starts_at": moment_in(event.starts_at), "ends_at": moment_in(event.ends_at),
-                "registration_deadline": moment_in(event.registration_deadline)}
+        return column_values(event, DRAFT_FIELDS, self.dialect.moment_in)
 
     @guarded
     def create_event_draft(self, event: Event, organization_id: str, account_id: str,

@@ -50,7 +50,9 @@ from .outbox import OutboxRecords
 from .schema import MIGRATIONS
 from .shared import NO_MATCHES
 from .shared import allocate_keys
+from .shared import column_values
 from .shared import plan_terms
+from .shared import tags_of
 from .shared import terms_of
 from .waitlist import WaitlistRecords
 
@@ -58,7 +60,8 @@ Row = Mapping[str, Any]
 
 EVENT_FIELDS = ("id", "title", "summary", "description", "starts_at", "ends_at", "location",
                 "venue", "price", "level", "capacity", "held_seats", "registration_deadline",
-                "price_amount", "price_currency", "waitlist")
+                "price_amount", "price_currency", "waitlist", "language", "street_address",
+                "online_platform", "link_sent", "topic_tags", "payment_note")
 # What an event's row says beyond what an import writes (`EVENT_FIELDS`): who runs it and
 # whether it was cancelled, which an import of the same event must never undo.
 EVENT_COLUMNS = ", ".join(f"e.{name}" for name in (*EVENT_FIELDS, "organization_id",
@@ -90,7 +93,7 @@ def summary_of(row: Row, moment: Moment) -> EventSummary:
     """An event's summary from a row of its `SUMMARY_FIELDS`."""
     return EventSummary(id=row["id"], title=row["title"], summary=row["summary"],
                         starts_at=moment(row["starts_at"]), location=row["location"],
-                        price=row["price"], level=row["level"])
+                        price=row["price"], level=row["level"], language=row["language"])
 
 
 def event_of(row: Row, moment: Moment, seats_taken: int | None = None) -> Event:
@@ -113,6 +116,12 @@ def event_of(row: Row, moment: Moment, seats_taken: int | None = None) -> Event:
         price_amount=row["price_amount"],
         price_currency=row["price_currency"],
         waitlist=bool(row["waitlist"]),  # SQLite keeps a boolean as 0 or 1
+        language=row["language"],
+        street_address=row["street_address"],
+        online_platform=row["online_platform"],
+        link_sent=row["link_sent"],
+        topic_tags=tags_of(row["topic_tags"]),
+        payment_note=row["payment_note"],
         organization_id=row["organization_id"],
         cancelled_at=moment(row["cancelled_at"]) if row["cancelled_at"] else None,
         cancellation_reason=row["cancellation_reason"],
@@ -450,10 +459,7 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
 
     def _event_row(self, event: Event, key: int, terms: list[str]) -> dict[str, Any]:
         """An event's row: its fields, its search key and what the index keeps on it."""
-        moment_in = self.dialect.moment_in
-        return {**{name: getattr(event, name) for name in EVENT_FIELDS},
-                "starts_at": moment_in(event.starts_at), "ends_at": moment_in(event.ends_at),
-                "registration_deadline": moment_in(event.registration_deadline),
+        return {**column_values(event, EVENT_FIELDS, self.dialect.moment_in),
                 "search_key": key, **self.index.row_columns(terms)}
 
     def _allocate_keys(self, events: list[Event]) -> list[int]:

@@ -401,6 +401,16 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
         "ALTER TABLE events ADD COLUMN cancelled_at {moment}",
         "ALTER TABLE events ADD COLUMN cancellation_reason text NOT NULL DEFAULT ''",
     ),
+    # What an organizer says of an event beyond the above, in a draft as in a published event
+    # (`Event`): the language of its text, its street address, its online platform and when
+    # the link is sent, its topic tags (`storage.shared.TAG_SEPARATOR` between them) and a
+    # payment note. Each defaults to "" (not given), so events imported or generated without
+    # them, and every row from before, stay valid: "" as a language means "not declared".
+    "016_event_details": tuple(
+        f"ALTER TABLE {table} ADD COLUMN {column} text NOT NULL DEFAULT ''"
+        for table in ("events", "event_drafts")
+        for column in ("language", "street_address", "online_platform", "link_sent",
+                       "topic_tags", "payment_note")),
     # An event's cover picture (`storage.covers`), keyed by the event's id, which a draft keeps
     # when it is published: one row serves the draft and the published event, and no column of
     # `events` or `event_drafts` changes. Each rendition is a JPEG the site made itself from

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 from typing import ParamSpec
 from typing import TypeVar
 
@@ -28,8 +30,14 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 # What a search reads of each event it shows (`summary_of`), in both backends' events tables.
-SUMMARY_FIELDS = ("id", "title", "summary", "starts_at", "location", "price", "level")
+SUMMARY_FIELDS = ("id", "title", "summary", "starts_at", "location", "price", "level",
+                  "language")
 SUMMARY_COLUMNS = ", ".join(f"e.{name}" for name in SUMMARY_FIELDS)
+# What separates an event's topic tags in their column: never in a tag (`schemas.TopicTags`
+# splits what was typed at it).
+TAG_SEPARATOR = ","
+# An event's times, which each backend stores its own way (`Dialect.moment_in`).
+MOMENTS = ("starts_at", "ends_at", "registration_deadline")
 
 # The filters the index holds as facet terms (the location is in every term, see `search`).
 FACETS = ("price", "level")
@@ -54,11 +62,34 @@ def guard(*errors: type[BaseException]) -> Callable[[Callable[P, R]], Callable[P
 
 
 def terms_of(event: Event) -> list[str]:
-    """The event's search terms (`search.document_terms`): its text, and its city as a word
-    (`taipei`, which the vocabulary also writes 台北), so the keyword finds the city too."""
+    """The event's search terms (`search.document_terms`): its text with its topic tags (so a
+    tag's search finds it), and its city as a word (`taipei`, which the vocabulary also
+    writes 台北), so the keyword finds the city too."""
     return search.document_terms(
-        (event.title, event.summary, event.venue, event.description, event.location),
+        (event.title, event.summary, event.venue, event.description, *event.topic_tags,
+         event.location),
         event.location, {name: getattr(event, name) for name in FACETS})
+
+
+def tags_column(tags: tuple[str, ...]) -> str:
+    """An event's topic tags as their column keeps them."""
+    return TAG_SEPARATOR.join(tags)
+
+
+def column_values(event: Event, names: Iterable[str], moment_in: Callable[[datetime], Any]
+                  ) -> dict[str, Any]:
+    """The event's fields `names` as its columns keep them: times as the backend stores them
+    (`moment_in`), topic tags in one text (`tags_column`)."""
+    values = {name: getattr(event, name) for name in names}
+    values.update((name, moment_in(values[name])) for name in MOMENTS if name in values)
+    if "topic_tags" in values:
+        values["topic_tags"] = tags_column(event.topic_tags)
+    return values
+
+
+def tags_of(column: str) -> tuple[str, ...]:
+    """An event's topic tags from their column."""
+    return tuple(column.split(TAG_SEPARATOR)) if column else ()
 
 
 def allocate_keys(events: list[Event], taken_keys: Iterable[int]) -> list[int]:

@@ -225,7 +225,7 @@ def accept(token: str) -> Response:
     """Accept the invitation: the organization's page, now as a member (the dashboard, with
     the doors, for check-in staff, who may not open that page)."""
     result = run_tool(bound={"token": token}).result
-    joined = result.data.get("invitation") if result.status.word == "success" else None
+    joined = (result.data or {}).get("invitation") if result.status.word == "success" else None
     landing = (url_for(".organization", organization_id=result.target)
                if joined and result.target and may(joined["role"], VIEW_ORGANIZATION)
                else url_for(".dashboard"))

@@ -15,6 +15,7 @@ from flask import g
 from flask import render_template
 from flask import url_for
 
+from flask_webmcp.forms import Control
 from flask_webmcp.forms import controls_for
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
@@ -24,6 +25,7 @@ from flask_webmcp.routes import page_route
 
 from ..domain.actions import organizer_events as actions
 from ..domain.organizers import MANAGE_EVENTS
+from ..domain.schemas import EVENT_FORM_SECTIONS
 from ..domain.schemas import EditEventInput
 from ..domain.schemas import EventFieldsInput
 from ..storage import OrganizerEvent
@@ -33,8 +35,10 @@ from .calls import run_tool
 from .organizer import bp
 from .organizer import needs
 
-# What a new event's form starts with: priced in New Taiwan dollars, free, without a waitlist.
-NEW_EVENT = {"price_amount": 0, "price_currency": "TWD", "waitlist": False}
+# What a new event's form starts with: written in Chinese, priced in New Taiwan dollars, free,
+# without a waitlist.
+NEW_EVENT = {"language": "zh-Hant-TW", "price_amount": 0, "price_currency": "TWD",
+             "waitlist": False}
 # The fields of an address (and the version the form carries), not controls of the form.
 BOUND = ("organization_id", "event_id", "version")
 
@@ -51,10 +55,24 @@ def _found(event_id: str) -> OrganizerEvent:
     return found
 
 
+def form_sections(controls: list[Control]) -> list[tuple[str, list[Control]]]:
+    """The form's controls in its parts (`EVENT_FORM_SECTIONS`), each under its legend: the
+    part a control is in is its field's `section`."""
+    fields = EventFieldsInput().fields
+    return [(str(legend), [control for control in controls
+                           if fields[control.name].metadata["section"] == section])
+            for section, legend in EVENT_FORM_SECTIONS.items()]
+
+
+def _form(schema: type[EventFieldsInput], values: dict[str, Any],
+          errors: dict[str, Any] | None) -> dict[str, Any]:
+    controls = controls_for(schema, values, errors, bound=BOUND)
+    return {"controls": controls, "sections": form_sections(controls)}
+
+
 def _new_context(values: dict[str, Any] | None = None,
                  errors: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"controls": controls_for(EventFieldsInput, values or NEW_EVENT, errors,
-                                     bound=BOUND), "event": None}
+    return {**_form(EventFieldsInput, values or NEW_EVENT, errors), "event": None}
 
 
 @needs(MANAGE_EVENTS)
@@ -84,9 +102,7 @@ def _edit_context(event_id: str, values: dict[str, Any] | None = None,
                   errors: dict[str, Any] | None = None, version: int | None = None
                   ) -> dict[str, Any]:
     found = _found(event_id)
-    return {"controls": controls_for(EditEventInput,
-                                     values or actions.form_values(found, _context()), errors,
-                                     bound=BOUND),
+    return {**_form(EditEventInput, values or actions.form_values(found, _context()), errors),
             "event": found, "version": version or found.version}
 
 

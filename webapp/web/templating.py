@@ -12,6 +12,7 @@ from datetime import datetime
 from datetime import timedelta
 from typing import Any
 from typing import NamedTuple
+from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_date
@@ -42,9 +43,11 @@ from ..domain.organizers import ROLE_NAMES
 from ..domain.schemas import CURRENCIES
 from ..domain.schemas import LAST_PAGE
 from ..domain.schemas import LEVELS
+from ..domain.schemas import LINK_TIMES
 from ..domain.schemas import LOCATIONS
 from ..domain.schemas import PAGE_SIZE
 from ..domain.schemas import PRICES
+from ..domain.schemas import TEXT_LANGUAGES
 from ..domain.shortcuts import date_ranges
 from .addresses import absolute_url
 from .cards import card_font
@@ -197,6 +200,15 @@ def span(starts: str, ends: str, with_zone: bool = False) -> str:
 # Han characters: organizer text with any is read as Chinese (a title that mixes both, such as
 # "台中 Python 讀書會 | Taichung Python Study Group", is Chinese with English names in it).
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# What people read of when the organizer of an online event mails its link (`LINK_TIMES`):
+# the site never has the link itself.
+LINK_NOTES = {
+    "on_registration": _l("The organizer mails the link to join as soon as you register."),
+    "day_before": _l("The organizer mails the link to join the day before."),
+    "hour_before": _l("The organizer mails the link to join an hour before the start."),
+}
+# Where an event's street address is looked up on a map (Google Maps' documented search URL).
+MAP_SEARCH = "https://www.google.com/maps/search/?"
 
 
 def written_in(text: str | None) -> str:
@@ -204,11 +216,19 @@ def written_in(text: str | None) -> str:
     return LANGUAGES["zh-TW" if HAN.search(text or "") else "en"].tag
 
 
-def lang_attribute(text: str | None) -> Markup:
+def lang_attribute(text: str | None, declared: str | None = None) -> Markup:
     """` lang="en"` on organizer text written in another language than the page's, so a
-    screen reader reads it in its own voice (WCAG 3.1.2); nothing when they agree."""
-    tag = written_in(text)
+    screen reader reads it in its own voice (WCAG 3.1.2); nothing when they agree. The
+    language the organizer `declared` for the event's text wins over a guess from its
+    script (an English title may name a talk given in Chinese)."""
+    tag = declared or written_in(text)
     return Markup(' lang="%s"') % tag if tag != current_language().tag else Markup("")
+
+
+def map_url(street_address: str) -> str:
+    """A map's search for a street address: made here from the address, never typed by the
+    organizer, so the link cannot lead anywhere else."""
+    return MAP_SEARCH + urlencode({"api": "1", "query": street_address})
 
 
 def price_text(event: dict[str, Any]) -> str:
@@ -321,8 +341,10 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["day"] = day
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["lang_attribute"] = lang_attribute
+    app.jinja_env.filters["map_url"] = map_url
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
-                                 CURRENCIES=CURRENCIES,
+                                 CURRENCIES=CURRENCIES, TEXT_LANGUAGES=TEXT_LANGUAGES,
+                                 LINK_TIMES=LINK_TIMES, LINK_NOTES=LINK_NOTES,
                                  ROLE_NAMES=ROLE_NAMES, GIVEN_ROLES=GIVEN_ROLES,
                                  confirmation_minutes=confirmation_minutes,
                                  activity_sentence=activity_sentence,

@@ -34,7 +34,9 @@ from ...storage import OrganizerEvent
 from ...storage import Storage
 from ..activity import logged_as
 from ..projections import local_time
+from ..projections import organizer_details
 from ..registration_mail import event_facts
+from ..schemas import TEXT_LANGUAGES
 from ..schemas import EditEventInput
 from ..schemas import EditEventParams
 from ..schemas import EventFieldsInput
@@ -47,10 +49,15 @@ from . import ActionContext
 # The fields of an organizer's event, in the form's order: what a save compares and names.
 FORM_FIELDS = tuple(name for name in EventFieldsInput().fields if name != "organization_id")
 TIMES = ("starts_at", "ends_at", "registration_deadline")
-# What attendees are mailed about when it moves: when and where the event is.
-TIME_AND_PLACE = ("starts_at", "ends_at", "location", "venue")
+# What attendees are mailed about when it moves: when and where the event is (its address
+# in person, its platform online).
+TIME_AND_PLACE = ("starts_at", "ends_at", "location", "venue", "street_address",
+                  "online_platform")
 # How a date-time control shows a time (to the minute).
 FORM_TIME = "%Y-%m-%dT%H:%M"
+# How the form shows the topic tags it loads (`schemas.TopicTags` reads them back).
+TAGS_AS_TYPED = ", "
+DEFAULT_TEXT_LANGUAGE = next(iter(TEXT_LANGUAGES))
 
 
 def field_label(name: str) -> str:
@@ -66,6 +73,9 @@ def form_values(organizer_event: OrganizerEvent, ctx: ActionContext) -> dict[str
     values.update((name, getattr(event, name).astimezone(ctx.timezone).strftime(FORM_TIME))
                   for name in TIMES)
     values["price_amount"] = event.price_amount or 0
+    values["topic_tags"] = TAGS_AS_TYPED.join(event.topic_tags)
+    # An event the organizer area made before languages were declared: the site's default.
+    values["language"] = event.language or DEFAULT_TEXT_LANGUAGE
     return values
 
 
@@ -84,7 +94,10 @@ def _event_from(params: EventFieldsParams, event_id: str, held_seats: int,
         capacity=params["capacity"], held_seats=held_seats,
         registration_deadline=utc(params["registration_deadline"]),
         price_amount=amount or None, price_currency=params["price_currency"],
-        waitlist=params["waitlist"])
+        waitlist=params["waitlist"], language=params["language"],
+        street_address=params["street_address"], online_platform=params["online_platform"],
+        link_sent=params["link_sent"], topic_tags=params["topic_tags"],
+        payment_note=params["payment_note"])
 
 
 def _changed_fields(before: Event, after: Event) -> list[str]:
@@ -94,9 +107,12 @@ def _changed_fields(before: Event, after: Event) -> list[str]:
 
 def _shown(event: Event, name: str, ctx: ActionContext) -> str:
     """One field of an event as a page or mail receives it: a time in ISO 8601 in the site's
-    zone (written out in the reader's language there), anything else as text."""
+    zone (written out in the reader's language there), tags as typed, anything else as
+    text."""
     value = getattr(event, name)
-    return local_time(value, ctx.timezone) if isinstance(value, datetime) else str(value)
+    if isinstance(value, datetime):
+        return local_time(value, ctx.timezone)
+    return TAGS_AS_TYPED.join(value) if isinstance(value, tuple) else str(value)
 
 
 def _in_the_past(name: str) -> ToolResult:
@@ -289,4 +305,4 @@ def event_preview(organizer_event: OrganizerEvent, ctx: ActionContext) -> dict[s
             "location": event.location, "venue": event.venue, "level": event.level,
             "price": event.price, "priceAmount": event.price_amount,
             "priceCurrency": event.price_currency, "waitlist": event.waitlist,
-            "version": organizer_event.version}
+            "version": organizer_event.version, **organizer_details(event)}

@@ -590,9 +590,15 @@ def _event_of(db: Storage, target_id: str) -> Event | None:
 
 def registration_details(db: Storage, registration_id: str, ctx: ActionContext
                          ) -> dict[str, Any] | None:
-    """One of the visitor's registrations as its page shows it (another visitor's is None)."""
+    """One of the visitor's registrations as its page shows it (another visitor's is None),
+    with how to pay when the organizer said (the page a person lands on once registered)."""
     found = own_registration(db, registration_id, ctx.visitor_id)
-    return registration_summary(found, ctx.timezone) if found else None
+    if found is None:
+        return None
+    event = db.get_event(found.event_id)
+    paying = ({"paymentNote": event.payment_note, "language": event.language}
+              if event is not None and event.payment_note else {})
+    return {**registration_summary(found, ctx.timezone), **paying}
 
 
 def mailed_registration(db: Storage, registration_id: str, signature: str,
