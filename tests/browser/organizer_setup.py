@@ -101,7 +101,8 @@ def draft_fields(title: str) -> dict[str, str]:
         "ends_at": (starts + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M"),
         "registration_deadline": (starts - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M"),
         "location": "taipei", "venue": "台北市大安區復興南路一段 390 號", "level": "beginner",
-        "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD"}
+        "capacity": "30", "waitlist": "False", "price_amount": "0", "price_currency": "TWD",
+        "language": "zh-Hant-TW"}
 
 
 @dataclass(frozen=True)
