@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 from typing import Any
 from urllib.parse import parse_qs
 from urllib.parse import urlsplit
@@ -13,12 +14,15 @@ from flask import url_for
 from helpers import PROJECT_ROOT
 from helpers import attribute
 from helpers import page_address
+from PIL import Image
 from routes import SAMPLE_VALUES
 
 from flask_webmcp import STATIC_URL_PATH
 from flask_webmcp.htmx import BRIDGE_SCRIPT
 from flask_webmcp.htmx import HTMX_VERSION
 from webapp import create_app
+from webapp.domain.images import renditions
+from webapp.storage import EventCover
 from webapp.storage import Organization
 from webapp.storage.connection import get_db
 from webapp.web.caching import MAX_AGE
@@ -118,9 +122,11 @@ def test_an_answer_that_sets_a_cookie_is_never_public(client):
     assert client.get("/zh-TW/events").headers["Cache-Control"] == "public, max-age=60"
 
 
-def public_addresses(app) -> list[str]:
-    """An address of every GET route declared public (`@public`), in English."""
-    values: dict[str, Any] = {**SAMPLE_VALUES, "event_id": "evt-webmcp-intro", "lang_code": "en"}
+def public_addresses(app, digest: str = SAMPLE_VALUES["digest"]) -> list[str]:
+    """An address of every GET route declared public (`@public`), in English (a cover's
+    with `digest`)."""
+    values: dict[str, Any] = {**SAMPLE_VALUES, "event_id": "evt-webmcp-intro", "lang_code": "en",
+                              "digest": digest}
     addresses = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():
@@ -143,13 +149,27 @@ def public_organization(app) -> None:
                                             created_at=now), owner.id)
 
 
+def public_cover(app) -> str:
+    """Give the sample event a cover picture, so its public renditions answer: their digest."""
+    picture = io.BytesIO()
+    Image.new("RGB", (1200, 630), (40, 90, 160)).save(picture, "PNG")
+    made = renditions(picture.getvalue())
+    with app.app_context():
+        db, now = get_db(), app.config["CLOCK"]()
+        with db.transaction():
+            owner = db.account_for("cover@example.com", "acc-cover", "visitor-cover", now)
+        db.set_event_cover(EventCover(event_id="evt-webmcp-intro", alt="講者在台上示範",
+                                      digest=made.digest, updated_at=now), made.images, owner.id)
+    return made.digest
+
+
 def test_a_visitors_answers_are_never_public(app, visitor):
     """Once a visitor has a session, every answer renews its cookie: a shared cache would hand
     their session to everyone (the cookie is set after the answer is made, so looking for
     it in the answer's headers is not enough)."""
     visitor.save()  # the first write makes the visitor, and their session permanent
     public_organization(app)  # the public page of the sample organization answers
-    addresses = public_addresses(app)
+    addresses = public_addresses(app, public_cover(app))  # and the sample event's cover
     assert {"/openapi.json", "/robots.txt", "/sitemap.xml", "/en/events",
             "/calendar/evt-webmcp-intro.ics"} <= set(addresses)
     for address in addresses:

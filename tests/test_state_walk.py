@@ -701,7 +701,8 @@ def test_the_walk_reaches_every_page_of_the_site(app):
     parameter nothing is known of."""
     everything = {"event_id": ["evt-webmcp-intro"], "registration_id": [UNKNOWN_REGISTRATION],
                   "token": ["cal_unknown"], "signature": ["x" * 43],
-                  "organization_id": ["org-unknown"]}
+                  "organization_id": ["org-unknown"], "digest": ["0123456789abcdef"],
+                  "width": ["600"]}
     addresses = reachable_addresses(app, everything)
     assert addresses
     assert {"/en/registrations", "/zh-TW/registrations", "/en/registrations/pending",

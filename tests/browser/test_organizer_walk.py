@@ -176,9 +176,9 @@ def draft_preview_and_publish(tab: Tab, starts: datetime) -> str:
     chosen = {"City, or online": "taipei", "Level": "beginner",
               "When it is full, people may wait for a seat": "False"}
     for label, text in typed.items():
-        page.get_by_label(tab.text(label)).fill(text)
+        page.get_by_label(tab.text(label), exact=True).fill(text)
     for label, value in chosen.items():
-        page.get_by_label(tab.text(label)).select_option(value)
+        page.get_by_label(tab.text(label), exact=True).select_option(value)
     page.get_by_role("button", name=tab.text("Save the draft")).click()
 
     expect(page.get_by_text(tab.text("Draft: only your organization sees it"))).to_be_visible()
