@@ -18,6 +18,7 @@ from helpers import HTMX
 from helpers import JSON
 from helpers import Visitor
 from helpers import hidden_value
+from helpers import query_database
 from helpers import unique_email
 
 from webapp.mail.delivery import Delivery
@@ -202,6 +203,31 @@ def test_sessions_end_when_idle_and_when_too_old(app, inbox, visitor, clock):
         if signed_in_as(visitor) is None:
             break
     assert 6 * 24 <= _ * 11 + 11 <= 7 * 24 + 11, "the session did not end at 7 days"
+
+
+def test_prune_forgets_sessions_that_ended(app, inbox, visitor, other_visitor, clock):
+    """Idle past SESSION_IDLE, or older than SESSION_LIFETIME: the row goes; a session in
+    use stays (and still signs its browser in)."""
+    def sessions() -> int:
+        return int(query_database(app.config["DATABASE"],
+                                  "SELECT count(*) FROM account_sessions")[0][0])
+
+    def pruned() -> str:
+        return str(app.test_cli_runner().invoke(args=["prune"]).output)
+
+    sign_in(app, inbox, visitor, visitor.email)
+    sign_in(app, inbox, other_visitor, other_visitor.email)
+    for _ in range(3):  # 33 hours: the other browser keeps using the site, this one not
+        clock.advance(hours=11)
+        assert signed_in_as(other_visitor) == other_visitor.email
+    assert "Removed 1 ended sign-in session(s)." in pruned()
+    assert sessions() == 1 and signed_in_as(other_visitor) == other_visitor.email
+    for _ in range(12):  # used every 11 hours, to 6 days and 21 hours old
+        clock.advance(hours=11)
+        assert signed_in_as(other_visitor) == other_visitor.email
+    assert "Removed 0 ended sign-in session(s)." in pruned()
+    clock.advance(hours=11)  # past 7 days: too old, however often it was used
+    assert "Removed 1 ended sign-in session(s)." in pruned() and sessions() == 0
 
 
 def test_signing_out_everywhere_ends_every_session(app, inbox, visitor, other_visitor):

@@ -13,10 +13,13 @@ import pytest
 from bs4 import BeautifulSoup
 from helpers import JSON
 from helpers import RENDERINGS
+from helpers import Visitor
 from helpers import attribute
 from helpers import one
 from icalendar import Calendar
 from icalendar import Event as CalendarEvent
+from test_organizer_events import ADDRESS
+from test_organizer_events import published
 
 from webapp.ics import REMINDERS
 from webapp.web.languages import LANGUAGES
@@ -212,3 +215,22 @@ def test_my_registrations_answers_once_a_calendar_address_exists(visitor, langua
     for name, headers in RENDERINGS.items():
         answer = visitor.get(f"/{language}/registrations", headers=headers)
         assert answer.status_code == 200, name
+
+
+@pytest.mark.both_backends
+def test_calendars_say_where_an_organizers_event_is(app):
+    """The venue, then the street address or the online platform: what a map or a person
+    needs to get there."""
+    _manager, _organization, in_person = published(app, street_address=ADDRESS)
+    _manager, _organization, online = published(
+        app, location="online", venue="WebMCP 社群頻道", online_platform="Google Meet",
+        link_sent="on_registration")
+    visitor = Visitor(app)
+    for event_id, where in ((in_person, f"台北市大安區復興南路一段 390 號, {ADDRESS}"),
+                            (online, "WebMCP 社群頻道, Google Meet")):
+        assert str(events_of(visitor.get(f"/calendar/{event_id}.ics"))[event_id]["LOCATION"]
+                   ) == where
+        page = BeautifulSoup(visitor.get(f"/en/events/{event_id}").data, "html.parser")
+        google = urlsplit(attribute(one(page, "a[href^='https://calendar.google.com/']"),
+                                   "href"))
+        assert parse_qs(google.query)["location"] == [where]

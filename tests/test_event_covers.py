@@ -118,6 +118,12 @@ def test_a_cover_is_shown_at_its_sizes_and_becomes_the_og_image_once_published(a
         assert image.status_code == 200 and image.mimetype == "image/jpeg"
         assert image.headers["Cache-Control"] == "private, no-store"
         assert jpeg(image.data).size == size
+    # The draft's preview shows it as its page will, from the organizer area's address.
+    preview = BeautifulSoup(manager.get(f"{events_url(organization_id)}/{event_id}").data,
+                            "html.parser")
+    previewed = one(preview, ".event-cover img")
+    assert previewed["alt"] == ALT
+    assert previewed["src"] == f"{cover_url(organization_id, event_id)}/600.jpg"
     # A draft's cover is nobody else's: not at its public address either.
     digest = digest_of(app, event_id)
     visitor = Visitor(app)

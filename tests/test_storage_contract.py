@@ -371,7 +371,7 @@ def test_a_new_calendar_feed_replaces_the_old_and_goes_with_its_visitor(backend)
         assert storage.stop_calendar_feed(someone) is True
         assert storage.stop_calendar_feed(someone) is False
         storage.set_calendar_feed(someone, "kept-hash", NOW)
-        storage.prune(NOW, NOW, NOW + timedelta(days=2), NOW)
+        storage.prune(NOW, NOW, NOW + timedelta(days=2), NOW, NOW, NOW)
         assert storage.calendar_feed_owner("kept-hash") is None
 
 

@@ -124,20 +124,26 @@ def generate_events_command(count: int, seed: int, database: str | None) -> None
 def prune_command(activity_days: int) -> None:
     """Delete expired confirmations (after a day), old activity, visitors whose session
     ended with no active registration (with what was theirs), expired agent connections,
-    results no page took in time and mail sent more than MAIL_KEEP_SENT_DAYS ago, and erase
+    results no page took in time, mail sent more than MAIL_KEEP_SENT_DAYS ago and signed-in
+    sessions that ended (SESSION_IDLE, SESSION_LIFETIME), and erase
     the name and address of attendees ATTENDEE_RETENTION_DAYS after their event; run it
     daily (cron)."""
     now = site_now()
     keep_sent = timedelta(days=int(current_app.config["MAIL_KEEP_SENT_DAYS"]))
-    removed = get_db().prune(confirmations_before=now - timedelta(days=1),
-                             activity_before=now - timedelta(days=activity_days),
-                             visitors_before=now, sent_mail_before=now - keep_sent)
+    config = current_app.config
+    removed = get_db().prune(
+        confirmations_before=now - timedelta(days=1),
+        activity_before=now - timedelta(days=activity_days),
+        visitors_before=now, sent_mail_before=now - keep_sent,
+        sessions_seen_before=now - timedelta(seconds=int(config["SESSION_IDLE"])),
+        sessions_started_before=now - timedelta(seconds=int(config["SESSION_LIFETIME"])))
     click.echo(f"Removed {removed['confirmations']} expired confirmation(s), "
                f"{removed['activity']} activity line(s), {removed['visitors']} ended "
                f"visitor session(s), {removed['connections']} expired agent connection(s) and "
                f"{removed['carried']} result(s) no page took.")
     click.echo(f"Removed {removed['sent_mail']} sent mail(s) older than {keep_sent.days} "
                f"day(s); failed mail stays (`flask mail failed`).")
+    click.echo(f"Removed {removed['sessions']} ended sign-in session(s).")
     retention = timedelta(days=int(current_app.config["ATTENDEE_RETENTION_DAYS"]))
     erased = get_db().anonymize_attendees(ended_before=now - retention)
     click.echo(f"Erased the name and address of {erased} attendee(s) of events that ended "

@@ -33,8 +33,16 @@ PRODUCT = "-//webmcp-events//Events in Taiwan//EN"
 REMINDERS = (timedelta(days=1), timedelta(hours=1))
 
 
+def event_location(event: Mapping[str, Any]) -> str:
+    """Where an event is, as a calendar shows it: its venue, then its street address (what a
+    calendar's map opens) or the platform an online event runs on. Never the link to join
+    one: that is mailed to the people registered, and calendar files are shared."""
+    where = event.get("streetAddress") or event.get("onlinePlatform")
+    return f"{event['venue']}, {where}" if where else str(event["venue"])
+
+
 def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
-    """One event (its `id`, `title`, `summary`, `startsAt`, `endsAt` and `venue`, as its
+    """One event (its `id`, `title`, `summary`, `startsAt`, `endsAt` and where it is, as its
     details give them) as a VEVENT linking to its full page address `page`.
 
     Its UID is the event's id on the site's host, the same in every file. In a feed the event
@@ -45,7 +53,7 @@ def calendar_event(event: Mapping[str, Any], page: str) -> CalendarEvent:
     entry = CalendarEvent.new(
         uid=f"{event['id']}@{urlsplit(page).netloc}", summary=event["title"],
         start=in_site_zone(event["startsAt"]), end=in_site_zone(event["endsAt"]),
-        stamp=site_now().astimezone(UTC), location=event["venue"], url=page,
+        stamp=site_now().astimezone(UTC), location=event_location(event), url=page,
         description=f"{event['summary']}\n\n{page}")
     if "cancelled" in event:
         entry.add("status", "CANCELLED" if event["cancelled"] else "CONFIRMED")

@@ -801,5 +801,7 @@ class Storage(Protocol):
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,
-              visitors_before: datetime, sent_mail_before: datetime) -> dict[str, int]: ...
+              visitors_before: datetime, sent_mail_before: datetime,
+              sessions_seen_before: datetime, sessions_started_before: datetime
+              ) -> dict[str, int]: ...
 

@@ -279,6 +279,9 @@ PRUNE_CONFIRMATIONS = "DELETE FROM confirmations WHERE expires_at < :before"
 PRUNE_ACTIVITY = "DELETE FROM activity WHERE at < :before"
 PRUNE_CONNECTIONS = "DELETE FROM agent_connections WHERE expires_at < :before"
 PRUNE_CARRIED = "DELETE FROM carried_results WHERE expires_at < :before"
+# Signed-in sessions that ended (unused too long, or too old): their cookies sign nobody in.
+PRUNE_ENDED_SESSIONS = ("DELETE FROM account_sessions "
+                        "WHERE seen_at < :seen_before OR created_at < :started_before")
 # Sent mail only: a failed one stays for `flask mail failed`, a waiting one is still to go.
 PRUNE_SENT_MAIL = "DELETE FROM outbox WHERE state = 'sent' AND sent_at < :before"
 # Attendees of events that ended before `:before` keep no name or address (the counts stay).
@@ -821,11 +824,14 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
 
     @guarded
     def prune(self, confirmations_before: datetime, activity_before: datetime,
-              visitors_before: datetime, sent_mail_before: datetime) -> dict[str, int]:
+              visitors_before: datetime, sent_mail_before: datetime,
+              sessions_seen_before: datetime, sessions_started_before: datetime
+              ) -> dict[str, int]:
         """Delete confirmations that expired before one moment, activity older than another,
         and visitors whose session ended before a third with no active registration (with
         everything that was theirs: nobody can reach it again), and agent connections that
-        expired before that third moment, and mail sent before a fourth (failed mail stays).
+        expired before that third moment, and mail sent before a fourth (failed mail stays),
+        and signed-in sessions last seen before a fifth or started before a sixth.
         Returns how many rows of each went. One transaction.
 
         A visitor with an active registration stays: it is a seat on the organizer's list.
@@ -842,5 +848,9 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
                 self._run(belongings, gone)
             visitors = self._run(PRUNE_IDLE_VISITORS, gone)
             sent_mail = self._run(PRUNE_SENT_MAIL, {"before": moment_in(sent_mail_before)})
+            sessions = self._run(PRUNE_ENDED_SESSIONS, {
+                "seen_before": moment_in(sessions_seen_before),
+                "started_before": moment_in(sessions_started_before)})
         return {"confirmations": confirmations, "activity": activity, "visitors": visitors,
-                "connections": connections, "carried": carried, "sent_mail": sent_mail}
+                "connections": connections, "carried": carried, "sent_mail": sent_mail,
+                "sessions": sessions}

@@ -28,6 +28,7 @@ from ..clock import site_timezone
 from ..domain.actions import calendars as actions
 from ..ics import calendar_bytes
 from ..ics import calendar_event as ics_event
+from ..ics import event_location
 from ..ics import with_reminders
 from ..storage.connection import get_db
 from .addresses import site_url
@@ -90,7 +91,7 @@ def google_calendar_url(event: dict[str, Any]) -> str:
     return GOOGLE_CALENDAR + "?" + urlencode({
         "action": "TEMPLATE", "text": event["title"],
         "dates": f"{utc(event['startsAt'])}/{utc(event['endsAt'])}",
-        "details": f"{event['summary']}\n\n{page_of(event)}", "location": event["venue"],
+        "details": f"{event['summary']}\n\n{page_of(event)}", "location": event_location(event),
         "ctz": site_timezone().key})
 
 

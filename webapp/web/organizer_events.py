@@ -24,6 +24,7 @@ from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 
 from ..domain.actions import organizer_events as actions
+from ..domain.actions.event_covers import cover_view
 from ..domain.organizers import MANAGE_EVENTS
 from ..domain.schemas import EVENT_FORM_SECTIONS
 from ..domain.schemas import EditEventInput
@@ -135,7 +136,9 @@ def edit_event(organization_id: str, event_id: str) -> Response:
 
 
 def _preview_context(event_id: str) -> dict[str, Any]:
-    return {"preview": actions.event_preview(_found(event_id), _context())}
+    cover = get_db().event_cover(event_id)  # a draft's too: the preview shows what will be
+    return {"preview": actions.event_preview(_found(event_id), _context()),
+            "cover": cover_view(cover) if cover else None}
 
 
 @needs(MANAGE_EVENTS)
