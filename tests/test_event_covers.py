@@ -26,8 +26,8 @@ from test_organizer_events import publish
 from test_organizers import signed_in
 from test_organizers import start
 
+from webapp.domain.images import COVER
 from webapp.domain.images import MAX_UPLOAD_BYTES
-from webapp.domain.images import RENDITION_SIZES
 
 pytestmark = pytest.mark.both_backends
 
@@ -113,7 +113,7 @@ def test_a_cover_is_shown_at_its_sizes_and_becomes_the_og_image_once_published(a
     shown = BeautifulSoup(manager.get(cover_url(organization_id, event_id)).data,
                           "html.parser")
     assert one(shown, ".event-cover img")["alt"] == ALT
-    for width, size in RENDITION_SIZES.items():
+    for width, size in COVER.sizes.items():
         image = manager.get(f"{cover_url(organization_id, event_id)}/{width}.jpg")
         assert image.status_code == 200 and image.mimetype == "image/jpeg"
         assert image.headers["Cache-Control"] == "private, no-store"
@@ -141,7 +141,7 @@ def test_a_cover_is_shown_at_its_sizes_and_becomes_the_og_image_once_published(a
     assert (cover["width"], cover["height"]) == ("600", "315")
     assert cover["srcset"] == f"{public_url(event_id, digest, 600)} 600w, {large} 1200w"
     assert cover["sizes"]
-    for width, size in RENDITION_SIZES.items():
+    for width, size in COVER.sizes.items():
         served = visitor.get(public_url(event_id, digest, width))
         assert served.status_code == 200 and served.mimetype == "image/jpeg"
         assert served.headers["Cache-Control"] == "public, max-age=31536000"
@@ -233,7 +233,7 @@ def test_the_upload_is_turned_upright_and_loses_its_metadata(app, drafted):
     taken = picture(kind="JPEG", exif=exif)
     assert Image.open(BytesIO(taken)).getexif().get_ifd(GPS_INFO)  # the camera's position
     upload(manager, organization_id, event_id, taken, name="IMG_0001.jpg", kind="image/jpeg")
-    for width in RENDITION_SIZES:
+    for width in COVER.sizes:
         served = manager.get(f"{cover_url(organization_id, event_id)}/{width}.jpg").data
         image = jpeg(served)
         assert "exif" not in image.info and not image.getexif()

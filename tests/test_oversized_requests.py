@@ -101,8 +101,10 @@ def test_a_declared_length_over_the_limit_is_refused_unread(tally, visitor, url,
         content_type, prefix = CONTENT_TYPES[kind]
         body = Body(prefix, declared=GIGABYTE)
         response = post(visitor, url, body, content_type, rendering, streamed=False)
-        assert_too_large(tally, response, action, rendering)
         assert body.read_bytes == 0, (kind, rendering)
+        if refused_unread_without_sign_in(url) and response.status_code == 403:
+            continue  # this visitor is not signed in: refused before its length was looked at
+        assert_too_large(tally, response, action, rendering)
         tally["declared"] += body.declared
         tally["declared read"] += body.read_bytes
 

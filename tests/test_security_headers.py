@@ -21,9 +21,12 @@ from flask_webmcp import STATIC_URL_PATH
 from flask_webmcp.htmx import BRIDGE_SCRIPT
 from flask_webmcp.htmx import HTMX_VERSION
 from webapp import create_app
+from webapp.domain.images import COVER
+from webapp.domain.images import LOGO
 from webapp.domain.images import renditions
 from webapp.storage import EventCover
 from webapp.storage import Organization
+from webapp.storage import OrganizationLogo
 from webapp.storage.connection import get_db
 from webapp.web.caching import MAX_AGE
 
@@ -122,17 +125,17 @@ def test_an_answer_that_sets_a_cookie_is_never_public(client):
     assert client.get("/zh-TW/events").headers["Cache-Control"] == "public, max-age=60"
 
 
-def public_addresses(app, digest: str = SAMPLE_VALUES["digest"]) -> list[str]:
-    """An address of every GET route declared public (`@public`), in English (a cover's
-    with `digest`)."""
-    values: dict[str, Any] = {**SAMPLE_VALUES, "event_id": "evt-webmcp-intro", "lang_code": "en",
-                              "digest": digest}
+def public_addresses(app, pictures: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """An address of every GET route declared public (`@public`), in English; `pictures`:
+    by endpoint, the values of a picture's own address (its digest and a width it has)."""
+    values: dict[str, Any] = {**SAMPLE_VALUES, "event_id": "evt-webmcp-intro", "lang_code": "en"}
     addresses = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():
             view = app.view_functions[rule.endpoint]
             if getattr(view, MAX_AGE, None) is not None and "GET" in (rule.methods or ()):
-                addresses.append(url_for(rule.endpoint, **{name: values[name]
+                chosen = {**values, **(pictures or {}).get(rule.endpoint, {})}
+                addresses.append(url_for(rule.endpoint, **{name: chosen[name]
                                                            for name in rule.arguments}))
     return addresses
 
@@ -149,18 +152,25 @@ def public_organization(app) -> None:
                                             created_at=now), owner.id)
 
 
-def public_cover(app) -> str:
-    """Give the sample event a cover picture, so its public renditions answer: their digest."""
+def public_pictures(app) -> dict[str, dict[str, Any]]:
+    """Give the sample event a cover picture and the sample organization (which must be
+    there) a logo, so their public renditions answer: the values of their addresses, by
+    endpoint."""
     picture = io.BytesIO()
     Image.new("RGB", (1200, 630), (40, 90, 160)).save(picture, "PNG")
-    made = renditions(picture.getvalue())
+    cover, logo = renditions(picture.getvalue(), COVER), renditions(picture.getvalue(), LOGO)
     with app.app_context():
         db, now = get_db(), app.config["CLOCK"]()
         with db.transaction():
             owner = db.account_for("cover@example.com", "acc-cover", "visitor-cover", now)
         db.set_event_cover(EventCover(event_id="evt-webmcp-intro", alt="講者在台上示範",
-                                      digest=made.digest, updated_at=now), made.images, owner.id)
-    return made.digest
+                                      digest=cover.digest, updated_at=now), cover.images,
+                           owner.id)
+        db.set_organization_logo(OrganizationLogo(organization_id=SAMPLE_VALUES[
+            "organization_id"], alt="台北網頁開發者聚會", digest=logo.digest, updated_at=now),
+            logo.images, owner.id)
+    return {"covers.cover_image": {"digest": cover.digest, "width": min(COVER.sizes)},
+            "covers.logo_image": {"digest": logo.digest, "width": min(LOGO.sizes)}}
 
 
 def test_a_visitors_answers_are_never_public(app, visitor):
@@ -169,7 +179,8 @@ def test_a_visitors_answers_are_never_public(app, visitor):
     it in the answer's headers is not enough)."""
     visitor.save()  # the first write makes the visitor, and their session permanent
     public_organization(app)  # the public page of the sample organization answers
-    addresses = public_addresses(app, public_cover(app))  # and the sample event's cover
+    # and the sample event's cover and the organization's logo
+    addresses = public_addresses(app, public_pictures(app))
     assert {"/openapi.json", "/robots.txt", "/sitemap.xml", "/en/events",
             "/calendar/evt-webmcp-intro.ics"} <= set(addresses)
     for address in addresses:

@@ -35,7 +35,9 @@ READ_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "tooltitle",
 # Claude Code, VS Code, Cursor); LINE, the chat app an event is shared to; NT, of NT$1,500,
 # as Taiwan writes a price in New Taiwan dollars.
 KEPT_IN_ENGLISH = {"WebMCP", "MCP", "AI", "UTC", "id", "English", "Google", "ics", "QR", "Code",
-                   "OAuth", "Claude", "VS", "Cursor", "LINE", "NT", "CSV"}
+                   "OAuth", "Claude", "VS", "Cursor", "LINE", "NT", "CSV",
+                   # the picture formats an upload takes, and its size's unit
+                   "JPEG", "PNG", "WebP", "MB"}
 # A check-in code, as the registration mail shows it (`domain.tokens.CheckInCodes`).
 CHECK_IN_CODE = re.compile(r"\b[A-Z2-7]{4}(?:-[A-Z2-7]{4})+\b")
 # What the sample walk types into forms (shown again, as typed: the organization it starts,

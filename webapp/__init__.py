@@ -100,6 +100,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     security.csrf.exempt(mcp.bp)
     # Token and registration requests come from clients' programs, never from a page here.
     security.csrf.exempt(oauth.server_bp)
+    # The organizer area checks CSRF itself, once its `admit` has let the request in: a
+    # request of no member is refused before its body (an upload, maybe) is read.
+    security.csrf.exempt(organizer.bp)
     caching.init_app(app)
     errors.init_app(app)
     # A form's result waits for the page after its redirect in the database, never in the

@@ -1,6 +1,6 @@
 """An organizer of the site under test, set up as people do it: signed in with a link made for
-them, owning an organization with a second member, an invitation waiting for an answer, a
-draft, and a published event with attendees, one of them checked in at the door.
+them, owning an organization with a logo, a second member, an invitation waiting for an
+answer, a draft, and a published event with attendees, one of them checked in at the door.
 
 Shared by the browser tests that open the organizer pages: in a Playwright tab (`sign_in`,
 `start_organization`), or over HTTP for a whole organization (`organizer_with_an_event`),
@@ -9,6 +9,7 @@ whose cookies a tab (`let_in`) or Lighthouse (`Organizer.headers`) then carries.
 
 from __future__ import annotations
 
+import io
 import re
 import secrets
 from contextlib import closing
@@ -17,12 +18,16 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from helpers import unique_email
+from PIL import Image
 from playwright.sync_api import expect
 from servers import HttpVisitor
 from suite_clock import suite_start
 
+from webapp.domain.images import LOGO
+from webapp.domain.images import renditions
 from webapp.domain.tokens import CheckInCodes
 from webapp.domain.tokens import hash_token
+from webapp.storage import OrganizationLogo
 from webapp.storage.sqlite import SQLiteStorage
 
 from .lighthouse import Visit
@@ -70,6 +75,21 @@ def run_event(site: Site, organization_id: str, event_id: str = EVENT) -> None:
     """Make the organization the one that runs a seeded event (what publishing one does)."""
     with closing(SQLiteStorage.open(site.database)) as storage:
         assert storage.set_event_organization(event_id, organization_id)
+
+
+def give_logo(site: Site, organization_id: str, account_id: str) -> None:
+    """Give the organization a logo (what its logo form does; the form itself is tested in
+    tests/test_organization_logos.py): a square of two colours, its name as alt text."""
+    picture = io.BytesIO()
+    image = Image.new("RGB", (512, 512), (20, 70, 140))
+    image.paste((250, 190, 40), (128, 128, 384, 384))
+    image.save(picture, "PNG")
+    made = renditions(picture.getvalue(), LOGO)
+    with closing(SQLiteStorage.open(site.database)) as storage, storage.transaction():
+        storage.set_organization_logo(
+            OrganizationLogo(organization_id=organization_id, alt=ORGANIZATION_NAME,
+                             digest=made.digest, updated_at=suite_start()),
+            made.images, account_id)
 
 
 def signed_in_visitor(site: Site, email: str) -> HttpVisitor:
@@ -145,6 +165,8 @@ def organizer_with_an_event(site: Site) -> Organizer:
     drafted = owner.post(f"{home}/events", draft_fields("無障礙網頁工作坊：從表單開始"))
     draft_id = the_first(r"/events/(evt-[a-z0-9-]+)", drafted.text)
     run_event(site, organization_id)
+    # Its pages, and its event's, are checked as they look with a logo.
+    give_logo(site, organization_id, "acc-browser-setup")
     codes = [registered(site, name) for name in ("王小明", "林小安")]
     door = f"{home}/events/{EVENT}/door"
     owner.open_page(door)

@@ -1,44 +1,69 @@
 """An uploaded picture made safe to show: read by Pillow as what its bytes are (JPEG, PNG or
 WebP only, whatever its name or declared type says), refused before it is decoded when it
-claims more pixels than a cover needs (a decompression bomb: a few kilobytes that would
+claims more pixels than a picture here needs (a decompression bomb: a few kilobytes that would
 decode into gigabytes), turned upright by its EXIF orientation, then drawn anew at the sizes
 pages show. The new JPEGs carry no metadata of the upload (no EXIF, so no GPS position, no
 camera serial), and no byte of the upload reaches a visitor.
 
+What it is drawn as is its `Shape`: an event's cover (COVER) or an organization's logo (LOGO),
+each a few renditions of one ratio, the picture cut to it around its middle.
+
 JPEG because every browser and every link preview (LINE, Facebook, Slack…) shows it as
-og:image. Both sizes have the og:image ratio (1200 × 630, 1.91:1): the picture is cut to it
-around its middle, so the page, phones and previews show the same framing.
+og:image. A cover's sizes have the og:image ratio (1200 × 630, 1.91:1), so the page, phones
+and previews show the same framing; a logo is square, the shape previews and schema.org's
+`logo` expect of one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from io import BytesIO
+from typing import Any
 
 from PIL import Image
 from PIL import ImageOps
 from PIL import UnidentifiedImageError
 
-# The formats a cover may be uploaded in, by Pillow's name, with their declared types.
+# The formats a picture may be uploaded in, by Pillow's name, with their declared types.
 UPLOAD_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
 # The largest upload taken, in bytes.
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
-# The most pixels a cover's upload may have: a 48-megapixel phone photo, and some. A picture
+# The most pixels an upload may have: a 48-megapixel phone photo, and some. A picture
 # claiming more is refused from its header, before anything is decoded.
 MAX_PIXELS = 50_000_000
-# The renditions made, by width; each is cut to the og:image ratio.
-RENDITION_SIZES = {1200: (1200, 630), 600: (600, 315)}
-LARGEST = max(RENDITION_SIZES)
-# The smallest upload taken: the phone rendition, without enlarging it.
-MIN_SIZE = RENDITION_SIZES[600]
 JPEG_QUALITY = 85
 
 
+@dataclass(frozen=True)
+class Shape:
+    """What a kind of picture is drawn as: its renditions by width, each (width, height) of
+    one ratio."""
+
+    sizes: Mapping[int, tuple[int, int]]
+
+    @property
+    def largest(self) -> int:
+        """The width of the largest rendition."""
+        return max(self.sizes)
+
+    @property
+    def min_size(self) -> tuple[int, int]:
+        """The smallest upload taken: the smallest rendition, without enlarging it."""
+        return self.sizes[min(self.sizes)]
+
+
+# An event's cover: wide screens and link previews, and phones.
+COVER = Shape({1200: (1200, 630), 600: (600, 315)})
+# An organization's logo: its page and link previews, and beside its name on an event's page.
+LOGO = Shape({256: (256, 256), 96: (96, 96)})
+
+
 class ImageRefused(Exception):
-    """The upload cannot be a cover; `reason` says why: "not_an_image", "too_many_pixels",
-    "too_small"."""
+    """The upload cannot be the picture asked for; `reason` says why: "not_an_image",
+    "too_many_pixels", "too_small"."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -47,15 +72,19 @@ class ImageRefused(Exception):
 
 @dataclass(frozen=True)
 class Renditions:
-    """A picture as pages show it: a JPEG per width (RENDITION_SIZES), and a digest of them
-    all for their addresses."""
+    """A picture as pages show it: a JPEG per width of its shape, and a digest of them all
+    for their addresses."""
 
     images: dict[int, bytes]
     digest: str
 
-    def size(self, width: int) -> tuple[int, int]:
-        """The width and height of the rendition `width` wide."""
-        return RENDITION_SIZES[width]
+
+def picture_view(alt: str, digest: str, shape: Shape) -> dict[str, Any]:
+    """A kept picture as pages show it: what it shows, the digest its addresses carry, and
+    the width and height of each rendition of its shape (by width)."""
+    return {"alt": alt, "digest": digest,
+            "sizes": {width: {"width": size[0], "height": size[1]}
+                      for width, size in shape.sizes.items()}}
 
 
 # What Pillow raises on bytes that only look like an image (truncated, malformed chunks):
@@ -63,8 +92,9 @@ class Renditions:
 UNREADABLE = (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError)
 
 
-def renditions(data: bytes) -> Renditions:
-    """The renditions of an uploaded picture (its bytes); ImageRefused if it is none."""
+def renditions(data: bytes, shape: Shape) -> Renditions:
+    """The renditions of an uploaded picture (its bytes) in `shape`; ImageRefused if it is
+    none (or one too small for it)."""
     try:
         with warnings.catch_warnings():
             # Pillow only warns between MAX_IMAGE_PIXELS and twice that: refuse it too.
@@ -76,7 +106,7 @@ def renditions(data: bytes) -> Renditions:
                 # A JPEG is decoded at the smallest scale (1/2, 1/4, 1/8) that keeps both
                 # sides at least the largest rendition's width, whichever way it turns: a
                 # phone's photo then takes a fraction of the time and memory.
-                upload.draft("RGB", (LARGEST, LARGEST))
+                upload.draft("RGB", (shape.largest, shape.largest))
                 upload.load()
                 picture = _flattened(ImageOps.exif_transpose(upload))
     except ImageRefused:
@@ -85,16 +115,17 @@ def renditions(data: bytes) -> Renditions:
         raise ImageRefused("too_many_pixels") from None
     except UNREADABLE:
         raise ImageRefused("not_an_image") from None
-    if picture.width < MIN_SIZE[0] or picture.height < MIN_SIZE[1]:
+    smallest_width, smallest_height = shape.min_size
+    if picture.width < smallest_width or picture.height < smallest_height:
         raise ImageRefused("too_small")
     # Halved by whole steps (a box filter, fast) while twice the largest rendition still
     # fits: the resampling that follows then reads a few megapixels, not fifty.
-    large_width, large_height = RENDITION_SIZES[LARGEST]
+    large_width, large_height = shape.sizes[shape.largest]
     factor = min(picture.width // (2 * large_width), picture.height // (2 * large_height))
     if factor > 1:
         picture = picture.reduce(factor)
     images = {width: _jpeg(ImageOps.fit(picture, size, Image.Resampling.LANCZOS))
-              for width, size in RENDITION_SIZES.items()}
+              for width, size in shape.sizes.items()}
     digest = hashlib.sha256(b"".join(images[width] for width in sorted(images)))
     return Renditions(images=images, digest=digest.hexdigest()[:16])
 

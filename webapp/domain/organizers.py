@@ -2,7 +2,8 @@
 asks (`may`), so a role's rights are read in one place and tested from it.
 
 - **owner**: everything, the organization itself, its people and its audit log included;
-- **manager**: events from draft to cancelled, their attendees (and export), invitations;
+- **manager**: events from draft to cancelled, their attendees (and export), invitations, the
+  organization's logo;
 - **check_in**: the door page only.
 
 Anyone may leave, but the last owner: an organization always has one.
@@ -23,10 +24,11 @@ MANAGE_EVENTS = "manage_events"
 VIEW_ATTENDEES = "view_attendees"
 EXPORT_ATTENDEES = "export_attendees"
 CHECK_IN = "check_in"
+EDIT_ORGANIZATION = "edit_organization"
 LEAVE = "leave_organization"
 
 MANAGER_RIGHTS = frozenset({VIEW_ORGANIZATION, INVITE, MANAGE_EVENTS, VIEW_ATTENDEES,
-                            EXPORT_ATTENDEES, CHECK_IN, LEAVE})
+                            EXPORT_ATTENDEES, CHECK_IN, EDIT_ORGANIZATION, LEAVE})
 ROLE_RIGHTS: dict[str, frozenset[str]] = {
     "owner": MANAGER_RIGHTS | {READ_AUDIT_LOG, MANAGE_MEMBERS},
     "manager": MANAGER_RIGHTS,
@@ -68,4 +70,6 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "export_attendees": _l("%(who)s exported an event's attendee list"),
     "set_event_cover": _l("%(who)s put up an event's cover picture"),
     "remove_event_cover": _l("%(who)s took an event's cover picture away"),
+    "set_organization_logo": _l("%(who)s put up the organization's logo"),
+    "remove_organization_logo": _l("%(who)s took the organization's logo away"),
 }

@@ -563,7 +563,7 @@ class MemberParams(TypedDict):
 
 
 class OrganizationInput(ToolInput):
-    """One organization (leaving it: a person's action)."""
+    """One organization (leaving it, taking its logo away: a person's action)."""
 
     organization_id = fields.String(required=True, validate=length(min=1, max=40))
 

@@ -299,8 +299,20 @@ class EventCover:
 
 
 @dataclass(frozen=True)
+class OrganizationLogo:
+    """An organization's logo as pages name it: what it shows (its alt text, required) and the
+    digest of its renditions, which their addresses carry (`storage.covers`)."""
+
+    organization_id: str
+    alt: str
+    digest: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
 class CoverImage:
-    """One rendition of an event's cover: a JPEG, and the digest of the cover it belongs to."""
+    """One rendition of an uploaded picture (an event's cover, an organization's logo): a
+    JPEG, and the digest of the picture it belongs to."""
 
     digest: str
     data: bytes
@@ -798,6 +810,22 @@ class Storage(Protocol):
         ...
 
     def remove_event_cover(self, event_id: str) -> bool: ...
+
+    # organizations' logos (`storage.covers`)
+    def set_organization_logo(self, logo: OrganizationLogo, images: Mapping[int, bytes],
+                              account_id: str) -> None:
+        """Keep the organization's logo with its renditions by width, in place of any."""
+        ...
+
+    def organization_logo(self, organization_id: str) -> OrganizationLogo | None:
+        """The organization's logo without its pictures, or None."""
+        ...
+
+    def logo_image(self, organization_id: str, width: int) -> CoverImage | None:
+        """One rendition of the organization's logo, or None."""
+        ...
+
+    def remove_organization_logo(self, organization_id: str) -> bool: ...
 
     # housekeeping
     def prune(self, confirmations_before: datetime, activity_before: datetime,

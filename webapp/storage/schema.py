@@ -427,4 +427,18 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
             updated_at {moment} NOT NULL
         )""",
     ),
+    # An organization's logo (`storage.covers`), kept as an event's cover is: square JPEGs the
+    # site made itself from the upload, named in their addresses by their digest. An
+    # organization's page is public from its start, so its logo is too: no draft to join.
+    "018_organization_logos": (
+        """CREATE TABLE organization_logos (
+            organization_id {key} PRIMARY KEY REFERENCES organizations (id),
+            alt text NOT NULL,                  -- what the logo shows, for who cannot see it
+            digest {key} NOT NULL,
+            image_256 {bytes} NOT NULL,         -- 256 × 256: its page, link previews
+            image_96 {bytes} NOT NULL,          -- 96 × 96: beside its name on an event's page
+            updated_by {key} NOT NULL,          -- an account id: no reference, like the audit log
+            updated_at {moment} NOT NULL
+        )""",
+    ),
 }

@@ -65,8 +65,8 @@ NEGOTIATED_BY = ("Accept-Language", "Cookie")
 # equally ranked, best_match takes the first.
 BY_PRIMARY_SUBTAG = {"zh": "zh-TW", "en": "en"}
 SUBTAG_SEPARATOR = re.compile("[-_]")
-# Endpoints with no language: they say nothing to people (an event's cover picture is the
-# same in every language).
+# Endpoints with no language: they say nothing to people (an event's cover picture and an
+# organization's logo are the same in every language).
 NEUTRAL_ENDPOINTS = ("static", "health.", "openapi.", "discovery.", "calendars.",
                      "oauth_server.", "covers.")
 # Neutral endpoints that still name something in words (a calendar feed's name): they also

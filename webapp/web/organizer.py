@@ -9,8 +9,9 @@ a page sends the browser to sign in (and back here after) and anything else is r
 (403); in an organization (the `organization_id` of the address) the account's
 role must hold the right (`domain.organizers.may`), or the organization is not found, which
 tells a non-member nothing; an `event_id` in the address must be an event the organization
-runs, or it is not found either. Every answer is `no-store` (`caching`), `noindex` and sends no
-referrer.
+runs, or it is not found either. Only a request let in has its body read, its CSRF token
+checked first: a stranger's upload is refused unread. Every answer is `no-store` (`caching`),
+`noindex` and sends no referrer.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ from flask_webmcp.routes import page_route
 
 from ..domain.actions import organizer_events as event_actions
 from ..domain.actions import organizers as actions
+from ..domain.actions.organization_logos import logo_view
+from ..domain.cover_inputs import OrganizationLogoInput
+from ..domain.organizers import EDIT_ORGANIZATION
 from ..domain.organizers import INVITE
 from ..domain.organizers import LEAVE
 from ..domain.organizers import MANAGE_EVENTS
@@ -57,6 +61,7 @@ from ..storage.connection import get_db
 from .calls import action_context
 from .calls import run_tool
 from .errors import render_error
+from .security import csrf
 from .visitors import return_after_sign_in
 from .visitors import signed_in_account
 
@@ -107,6 +112,11 @@ def admit() -> Response | None:
                 get_db().event_organization(arguments["event_id"]) != organization_id:
             abort(404)
         g.membership = membership
+    # Only now, let in, is the body read (a form's CSRF token is in it): the app's own CSRF
+    # check, which runs before any blueprint's and would read up to an upload's limit of a
+    # stranger's body, leaves this blueprint to here (`webapp.create_app`).
+    if current_app.config["WTF_CSRF_ENABLED"]:
+        csrf.protect()
     return None
 
 
@@ -159,29 +169,50 @@ def create_organization() -> Response:
 @needs(VIEW_ORGANIZATION)
 @page_route(bp, "/organizations/<organization_id>", "view_organization")
 def organization(organization_id: str) -> Response:
-    """An organization as its members see it: its events (to those who manage them), its
-    people and, for owners, its audit log."""
+    """An organization as its members see it: its logo and its events (to those who may
+    change them), its people and, for owners, its audit log."""
     return with_vary(render_template("organizer/organization.html", result=page_result(),
                                      **_organization_context()))
 
 
+def shown_back(values: dict[str, Any] | None) -> dict[str, Any]:
+    """What a refused form shows again of what was sent: everything but its files (a file
+    control never shows a value)."""
+    return {name: value for name, value in (values or {}).items() if name != "picture"}
+
+
 def _organization_context(values: dict[str, Any] | None = None,
                           errors: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The organization page's context; `values` and `errors` are those of its form that was
+    just refused (the invitation's or the logo's: their fields' names differ)."""
     membership: Membership = g.membership
-    events = (event_actions.organization_events(get_db(), membership.organization.id,
-                                                _context())
+    organization = membership.organization
+    events = (event_actions.organization_events(get_db(), organization.id, _context())
               if may(membership.role, MANAGE_EVENTS) else None)
+    logo = get_db().organization_logo(organization.id)
+    # The logo's alt text offers what it was, else the organization's name (what most logos
+    # show), unless another was just typed.
+    logo_controls = (controls_for(OrganizationLogoInput,
+                                  {"alt": logo.alt if logo else organization.name,
+                                   **shown_back(values)}, errors, bound=["organization_id"])
+                     if may(membership.role, EDIT_ORGANIZATION) else None)
     return {**actions.organization_overview(get_db(), membership, _context()), "events": events,
+            "logo": logo_view(logo) if logo else None, "logo_controls": logo_controls,
             "invite_controls": controls_for(InviteMemberInput, values, errors,
                                             bound=["organization_id"])}
 
 
-def _back_to_organization(result: ToolResult, organization_id: str) -> Response:
-    """Answer a change to the organization with its page, which shows it."""
+def back_to_organization(result: ToolResult, organization_id: str,
+                         submitted: dict[str, Any] | None = None) -> Response:
+    """Answer a change to the organization with its page, which shows it; after a refusal of
+    one of its forms (`submitted`: what that form sent), with what was typed and its field
+    errors."""
+    errors = result.errors if submitted is not None else None
     return render_post_result(
         result, "organizer/organization.html", "organizer/organization.html",
         redirect_to=url_for(".organization", organization_id=organization_id),
-        page_context=_organization_context, values={}, errors={})
+        page_context=lambda: _organization_context(submitted, errors),
+        values=shown_back(submitted), errors=errors or {})
 
 
 @needs(INVITE)
@@ -190,11 +221,7 @@ def _back_to_organization(result: ToolResult, organization_id: str) -> Response:
 def invite(organization_id: str) -> Response:
     """Mail an invitation to join the organization; back on its page, which lists it."""
     result, submitted = run_tool(bound={"organization_id": organization_id})
-    return render_post_result(
-        result, "organizer/organization.html", "organizer/organization.html",
-        redirect_to=url_for(".organization", organization_id=organization_id),
-        page_context=lambda: _organization_context(submitted, result.errors),
-        values=submitted, errors=result.errors or {})
+    return back_to_organization(result, organization_id, submitted)
 
 
 @needs(INVITE)
@@ -204,7 +231,7 @@ def revoke(organization_id: str, invitation_id: str) -> Response:
     """Revoke an invitation still open; back on the organization's page."""
     result = run_tool(bound={"organization_id": organization_id,
                              "invitation_id": invitation_id}).result
-    return _back_to_organization(result, organization_id)
+    return back_to_organization(result, organization_id)
 
 
 @needs(None)
@@ -241,7 +268,7 @@ def change_role(organization_id: str, account_id: str) -> Response:
     """Give a member another role; back on the organization's page."""
     result = run_tool(bound={"organization_id": organization_id,
                              "account_id": account_id}).result
-    return _back_to_organization(result, organization_id)
+    return back_to_organization(result, organization_id)
 
 
 @needs(MANAGE_MEMBERS)
@@ -251,7 +278,7 @@ def remove_member(organization_id: str, account_id: str) -> Response:
     """Take someone out of the organization; back on its page."""
     result = run_tool(bound={"organization_id": organization_id,
                              "account_id": account_id}).result
-    return _back_to_organization(result, organization_id)
+    return back_to_organization(result, organization_id)
 
 
 @needs(LEAVE)

@@ -1,8 +1,10 @@
-"""An event's cover picture in the organizer area: its page (the cover as it is, the form that
-uploads another, the button that takes it away), the two steps, and the picture itself for
-the page (a draft's cover is seen nowhere else). Routes of the `organizer` blueprint, let in by
-its `admit` like every other: a member whose role may manage events, of the organization that
-runs the event (or holds it as a draft).
+"""Uploaded pictures in the organizer area. An event's cover picture: its page (the cover as it
+is, the form that uploads another, the button that takes it away), the two steps, and the
+picture itself for the page (a draft's cover is seen nowhere else). An organization's logo:
+the two steps, whose form and button are on the organization's page (the logo is public at
+once, at its public address). Routes of the `organizer` blueprint, let in by its `admit` like
+every other: a member whose role may manage events, of the organization that runs the event
+(or holds it as a draft); for the logo, one whose role may change the organization.
 """
 
 from __future__ import annotations
@@ -24,22 +26,27 @@ from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 
 from ..domain.actions import event_covers as actions
+from ..domain.actions import organization_logos as logo_actions
 from ..domain.cover_inputs import EventCoverInput
 from ..domain.images import MAX_UPLOAD_BYTES
+from ..domain.organizers import EDIT_ORGANIZATION
 from ..domain.organizers import MANAGE_EVENTS
 from ..storage.connection import get_db
 from ..storage.covers import COVER_WIDTHS
 from .bodies import accepts_body
 from .calls import run_tool
 from .errors import render_error
+from .organizer import back_to_organization
 from .organizer import bp
 from .organizer import needs
+from .organizer import shown_back
 
 COVER_PATH = "/organizations/<organization_id>/events/<event_id>/cover"
-# What the upload's body may hold: the picture, up to twice the largest taken, so that one
+LOGO_PATH = "/organizations/<organization_id>/logo"
+# What an upload's body may hold: the picture, up to twice the largest taken, so that one
 # a little too large is still read and refused with a sentence under the field; past this,
 # the body is refused unread (413) as every other too large one.
-COVER_BODY_LIMIT = 2 * MAX_UPLOAD_BYTES
+PICTURE_BODY_LIMIT = 2 * MAX_UPLOAD_BYTES
 # The address fields of the form, not its controls.
 BOUND = ("organization_id", "event_id")
 
@@ -50,8 +57,7 @@ def _cover_context(event_id: str, values: dict[str, Any] | None = None,
     if found is None:
         abort(404)
     cover = get_db().event_cover(event_id)
-    # A file control never shows a value back: only the alt text typed is kept.
-    kept = {name: value for name, value in (values or {}).items() if name != "picture"}
+    kept = shown_back(values)
     return {"event": found, "cover": actions.cover_view(cover) if cover else None,
             "controls": controls_for(EventCoverInput, kept or (
                 {"alt": cover.alt} if cover else None), errors, bound=BOUND)}
@@ -77,12 +83,11 @@ def _back_to_cover(result: Any, organization_id: str, event_id: str,
                             event_id=event_id),
         organization_id=organization_id,
         page_context=lambda: _cover_context(event_id, submitted, result.errors),
-        values={name: value for name, value in submitted.items() if name != "picture"},
-        errors=result.errors or {})
+        values=shown_back(submitted), errors=result.errors or {})
 
 
 @needs(MANAGE_EVENTS)
-@accepts_body(COVER_BODY_LIMIT)
+@accepts_body(PICTURE_BODY_LIMIT)
 @human_route(bp, COVER_PATH, actions.set_event_cover, methods=("POST",))
 def set_cover(organization_id: str, event_id: str) -> Response:
     """Put the uploaded picture up as the event's cover; its page then."""
@@ -110,3 +115,21 @@ def cover_image(organization_id: str, event_id: str, width: int) -> Response:
         return render_error(not_found(actions.SET_EVENT_COVER,
                                       _("This event has no cover picture.")))
     return Response(image.data, mimetype="image/jpeg")
+
+
+@needs(EDIT_ORGANIZATION)
+@accepts_body(PICTURE_BODY_LIMIT)
+@human_route(bp, LOGO_PATH, logo_actions.set_organization_logo, methods=("POST",))
+def set_logo(organization_id: str) -> Response:
+    """Put the uploaded picture up as the organization's logo; its page then."""
+    result, submitted = run_tool(bound={"organization_id": organization_id})
+    return back_to_organization(result, organization_id, submitted)
+
+
+@needs(EDIT_ORGANIZATION)
+@human_route(bp, LOGO_PATH + "/remove", logo_actions.remove_organization_logo,
+             methods=("POST",))
+def remove_logo(organization_id: str) -> Response:
+    """Take the organization's logo away; its page then."""
+    result = run_tool(bound={"organization_id": organization_id}).result
+    return back_to_organization(result, organization_id)

@@ -3,7 +3,7 @@ and taking it away. Steps for signed-in people only (never tools), each audited 
 organization's log; the web layer has checked that the account may manage the organization's
 events and that the event is one the organization runs or holds as a draft.
 
-The upload is checked and drawn anew while its input loads (`cover_inputs.CoverPicture`), so
+The upload is checked and drawn anew while its input loads (`cover_inputs.UploadedPicture`), so
 an action here only keeps what was made of it.
 """
 
@@ -27,19 +27,22 @@ from ..cover_inputs import EventCoverInput
 from ..cover_inputs import EventCoverParams
 from ..cover_inputs import EventOfOrganizationInput
 from ..cover_inputs import EventOfOrganizationParams
-from ..images import RENDITION_SIZES
+from ..images import COVER
+from ..images import picture_view
 from . import ActionContext
 
 SET_EVENT_COVER = "set_event_cover"
 REMOVE_EVENT_COVER = "remove_event_cover"
 
 
-def _audit(db: Storage, ctx: ActionContext, organization_id: str, action: str,
-           event_id: str) -> None:
+def audit_picture(db: Storage, ctx: ActionContext, organization_id: str, action: str,
+                  event_id: str | None = None) -> None:
+    """Write a change of a picture to the organization's log: an event's (`event_id`), else
+    the organization's own."""
     assert ctx.account is not None, "the organizer area is for people who signed in"
     db.record_audit(AuditEntry(at=ctx.now, organization_id=organization_id,
                                account_id=ctx.account.id, action=action, event_id=event_id,
-                               target=event_id))
+                               target=event_id or organization_id))
 
 
 @logged_as(_l("Put up an event's cover picture"), _l("%(who)s put up an event's cover picture"))
@@ -53,7 +56,7 @@ def set_event_cover(db: Storage, params: EventCoverParams, ctx: ActionContext) -
                        updated_at=ctx.now)
     with db.transaction():
         db.set_event_cover(cover, picture.images, ctx.account.id)
-        _audit(db, ctx, params["organization_id"], SET_EVENT_COVER, cover.event_id)
+        audit_picture(db, ctx, params["organization_id"], SET_EVENT_COVER, cover.event_id)
     return ToolResult(
         action=SET_EVENT_COVER, status=Status.SUCCESS,
         message=_("The cover picture is saved."),
@@ -72,15 +75,12 @@ def remove_event_cover(db: Storage, params: EventOfOrganizationParams, ctx: Acti
     with db.transaction():
         if not db.remove_event_cover(event_id):
             return not_found(REMOVE_EVENT_COVER, _("This event has no cover picture."))
-        _audit(db, ctx, params["organization_id"], REMOVE_EVENT_COVER, event_id)
+        audit_picture(db, ctx, params["organization_id"], REMOVE_EVENT_COVER, event_id)
     return ToolResult(action=REMOVE_EVENT_COVER, status=Status.SUCCESS,
                       message=_("The cover picture is taken away."), next_action=_("Done."),
                       target=event_id)
 
 
 def cover_view(cover: EventCover) -> dict[str, Any]:
-    """A cover as pages show it: what it shows, the digest its addresses carry, and the
-    width and height of each rendition (by width)."""
-    return {"alt": cover.alt, "digest": cover.digest,
-            "sizes": {width: {"width": size[0], "height": size[1]}
-                      for width, size in RENDITION_SIZES.items()}}
+    """A cover as pages show it (`images.picture_view`)."""
+    return picture_view(cover.alt, cover.digest, COVER)
