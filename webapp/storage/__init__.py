@@ -687,8 +687,6 @@ class Storage(Protocol):
         """The event's active registrations, the earliest first."""
         ...
 
-    def count_attendees(self, event_id: str) -> int: ...
-
     def cancel_event(self, event_id: str, reason: str, now: datetime) -> bool:
         """Cancel an event not cancelled yet and end its waitlist (atomic); False when there
         is no such event or it was cancelled already."""
