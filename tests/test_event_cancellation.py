@@ -139,7 +139,8 @@ def test_cancelling_mails_each_attendee_once_in_their_language(app, organization
     audit = one(BeautifulSoup(owner.get(f"/{language}/organizer/organizations/"
                                         f"{organization_id}").data, "html.parser"),
                 "section:has(#audit-title)").get_text()
-    assert ("cancelled an event" if language == "en" else "取消了一場活動") in audit
+    assert ("cancelled “WebMCP Intro Workshop”" if language == "en"
+            else "取消了「WebMCP Intro Workshop」") in audit
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

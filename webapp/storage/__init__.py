@@ -319,6 +319,9 @@ class AuditEntry:
     event_id: str | None = None
     target: str | None = None
     detail: str | None = None
+    # The title the event has now, read with the line from the event itself (never written
+    # into the log); None when the line names no event, or one the organization no longer has.
+    event_title: str | None = None
 
 
 @dataclass(frozen=True)

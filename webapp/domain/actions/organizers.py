@@ -28,6 +28,7 @@ from ...storage import Organization
 from ...storage import OrganizerEvent
 from ...storage import Storage
 from ..activity import logged_as
+from ..organizers import AUDIT_EVENT_WORDS
 from ..organizers import AUDIT_WORDS
 from ..organizers import CHECK_IN
 from ..organizers import INVITE
@@ -318,10 +319,12 @@ def organization_overview(db: Storage, membership: Membership, ctx: ActionContex
 def audit_view(entry: AuditEntry, emails: dict[str, str | None], ctx: ActionContext
                ) -> dict[str, Any]:
     """An audit line as the organization's page shows it: who (a member's address; someone
-    who left is "a former member"), what, when."""
+    who left is "a former member"), what (to which event, by its title now), when."""
     who = emails.get(entry.account_id)
+    names_event = entry.event_title is not None and entry.action in AUDIT_EVENT_WORDS
     return {"at": local_time(entry.at, ctx.timezone),
             "who": who if who else _("a former member"),
             "role": ROLE_NAMES[entry.detail] if entry.detail in ROLE_NAMES else "",
-            "sentence": AUDIT_WORDS[entry.action],
-            "eventId": entry.event_id, "target": entry.target}
+            "sentence": (AUDIT_EVENT_WORDS if names_event else AUDIT_WORDS)[entry.action],
+            "eventId": entry.event_id, "eventTitle": entry.event_title if names_event else None,
+            "target": entry.target}
