@@ -776,9 +776,18 @@ class Storage(Protocol):
 
     def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
 
-    def account_organization_events(self, account_id: str) -> list[OrganizerEvent]:
+    def account_organization_events(self, account_id: str, now: datetime, past_shown: int
+                                    ) -> tuple[list[OrganizerEvent], dict[str, int]]:
         """The drafts and published events (seats counted) of every organization the account
-        is in, the latest start first: one read, whatever the number of organizations."""
+        is in, the latest start first, but of those ended by `now` only each organization's
+        latest `past_shown`; and how many have ended, by organization: one read, whatever
+        the number of organizations."""
+        ...
+
+    def past_organization_events(self, organization_id: str, now: datetime, limit: int,
+                                 offset: int) -> tuple[list[OrganizerEvent], int]:
+        """A page of the organization's published events ended by `now` (seats counted), the
+        latest start first, and how many have ended in all."""
         ...
 
     def active_attendees(self, event_id: str) -> list[Registration]: ...

@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from flask_babel import format_datetime
+from babel.dates import format_datetime
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -122,13 +123,13 @@ def already_checked_in(name: str, at: datetime, who: str, ctx: ActionContext) ->
     """What the door says of a code checked in before: when (its day too, unless that was
     today in the site's time zone, by the app's clock) and by whom."""
     local = at.astimezone(ctx.timezone)
-    # Converted already: Flask-Babel formats it as it is, in the request's language.
-    time = format_datetime(local, "HH:mm", rebase=False)
+    locale = str(get_locale())  # the request's language, as Flask-Babel chose it
+    time = format_datetime(local, "HH:mm", locale=locale)
     if local.date() == ctx.now.astimezone(ctx.timezone).date():
         return _("%(name)s is already checked in: at %(time)s by %(who)s.",
                  name=name, time=time, who=who)
     # Translators: a day of the year as a Babel (CLDR) pattern: d is the day, MMM the month.
-    day = format_datetime(local, _("d MMM"), rebase=False)
+    day = format_datetime(local, _("d MMM"), locale=locale)
     return _("%(name)s is already checked in: on %(day)s at %(time)s by %(who)s.",
              name=name, day=day, time=time, who=who)
 
