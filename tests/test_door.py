@@ -20,6 +20,8 @@ from helpers import Visitor
 from helpers import one
 from helpers import query_database
 from helpers import the_jsonld
+from test_accounts import Inbox
+from test_accounts import sign_in
 from test_organizers import account_id_of
 from test_organizers import signed_in
 from test_organizers import start
@@ -121,6 +123,26 @@ def test_a_typed_code_checks_the_attendee_in_once(app, door, language):
     assert ("already checked in" if language == "en" else "已經報到") in said
     assert ("by you" if language == "en" else "由你") in said
     assert the_jsonld(again.data)["data"]["outcome"] == "already"
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_a_check_in_of_another_day_is_told_with_its_day(app, clock, door, language):
+    """The same day in Taiwan, the time says enough; later, the day is said too (by the app's
+    clock: at each of its edges, a minute before midnight included)."""
+    owner, organization_id, _ = door
+    _, code = attendee(app)
+    address = door_of(organization_id, language=language)
+    assert check_in(owner, address, code)[0].status_code == 303
+    checked_at = clock().astimezone(TAIPEI)
+    day = (f"{checked_at.month} 月 {checked_at.day} 日" if language == "zh-TW"
+           else f"on {checked_at.day} {checked_at:%b} at")
+    said = answer_text(check_in(owner, address, code)[1])
+    assert checked_at.strftime("%H:%M") in said and day not in said, said
+    clock.advance(days=1)
+    sign_in(app, Inbox(), owner, owner.email)  # a day later, as door staff would
+    said = answer_text(check_in(owner, address, code)[1])
+    assert f"{day} {checked_at:%H:%M}" in said, said
+    assert ("by you" if language == "en" else "由你") in said
 
 
 @pytest.mark.parametrize("shape", [str.lower, lambda code: code.replace("-", ""),

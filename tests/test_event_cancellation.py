@@ -139,7 +139,8 @@ def test_cancelling_mails_each_attendee_once_in_their_language(app, organization
     audit = one(BeautifulSoup(owner.get(f"/{language}/organizer/organizations/"
                                         f"{organization_id}").data, "html.parser"),
                 "section:has(#audit-title)").get_text()
-    assert ("cancelled an event" if language == "en" else "取消了一場活動") in audit
+    assert ("cancelled “WebMCP Intro Workshop”" if language == "en"
+            else "取消了「WebMCP Intro Workshop」") in audit
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -286,3 +287,36 @@ def test_each_person_on_the_waitlist_is_told_once_and_an_offer_is_withdrawn(app,
     inbox = Inbox()
     deliver(app, inbox)
     assert inbox.messages == []
+
+
+WHOM = {"en": ("We will mail {attendees} and {waiting} that the event is cancelled.",
+               "1 attendee", "3 people on its waitlist"),
+        "zh-TW": ("我們會寄信告知活動取消：{attendees}和{waiting}。",
+                  "1 位報名者", "候補名單上的 3 人")}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_page_counts_attendees_and_the_waitlist_as_the_cancellation_mails_them(
+        app, clock, organization, language):
+    """The page asking to confirm names both: the attendees and everyone still on the
+    waitlist (the one holding an offer too), as many as the cancellation then mails."""
+    owner, organization_id = organization
+    add(app, small_event(clock()))
+    run_by(app, organization_id, SMALL)
+    (first, registration), _staying = fill(app)
+    for person in [Visitor(app) for _ in range(3)]:
+        assert join(person)["status"] == "success"
+    cancel(first, registration["id"])  # the first one waiting is offered the seat
+    deliver(app, Inbox())  # the offer's mail, sent before the cancellation
+
+    address = cancel_address(organization_id, language, SMALL)
+    says = " ".join(one(BeautifulSoup(owner.get(address).data, "html.parser"), "main")
+                    .get_text(" ", strip=True).split())
+    sentence, attendees, waiting = WHOM[language]
+    assert sentence.format(attendees=attendees, waiting=waiting) in says, says
+    assert owner.post(address, {}).status_code == 303
+    inbox = Inbox()
+    deliver(app, inbox)
+    assert len(inbox.messages) == 1 + 3
+    done = one(BeautifulSoup(owner.get(address).data, "html.parser"), ".notice")
+    assert f"{attendees}" in done.get_text() and f"{waiting}" in done.get_text()

@@ -164,8 +164,9 @@ def test_a_cover_is_shown_at_its_sizes_and_becomes_the_og_image_once_published(a
     audit = BeautifulSoup(manager.get(f"/en/organizer/organizations/{organization_id}").data,
                           "html.parser").select_one(".activity-list")
     assert audit is not None
-    assert "put up an event's cover picture" in audit.get_text()
-    assert "took an event's cover picture away" in audit.get_text()
+    title = one(page, "h1").get_text(strip=True)
+    assert f"put up the cover picture of “{title}”" in audit.get_text()
+    assert f"took the cover picture of “{title}” away" in audit.get_text()
 
 
 def refusal(answer, field: str = "picture") -> str:

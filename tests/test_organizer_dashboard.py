@@ -18,6 +18,7 @@ from flask_babel import gettext
 from flask_babel import ngettext
 from helpers import Visitor
 from helpers import one
+from helpers import the_jsonld
 from test_accounts import Inbox
 from test_accounts import sign_in
 from test_event_cancellation import cancel_address
@@ -29,6 +30,8 @@ from test_organizers import account_id_of
 from test_organizers import signed_in
 from test_organizers import start
 
+from webapp.domain.actions.organizer_events import PAST_EVENTS_PER_PAGE
+from webapp.domain.actions.organizers import PAST_EVENTS_SHOWN
 from webapp.domain.organizers import CHECK_IN
 from webapp.domain.organizers import MANAGE_EVENTS
 from webapp.domain.organizers import ROLES
@@ -189,3 +192,48 @@ def test_the_dashboard_reads_as_much_for_three_organizations_as_for_one(app, mon
     reads.clear()
     assert len(dashboard(three).select(".organizer-event-list li")) == 6
     assert len(reads) == for_one, reads
+
+
+def test_past_events_are_capped_with_a_paged_list_of_all_in_one_read(app, clock, monkeypatch):
+    """The dashboard lists each organization's latest PAST_EVENTS_SHOWN past events and links
+    to all of them, a plain paged list (links, no JavaScript); still one read of events
+    however many organizations have how many past events."""
+    owner = signed_in(app)
+    busy, quiet = start(owner, "台北網頁開發者聚會"), start(owner, "高雄 AI 社群")
+    many = PAST_EVENTS_SHOWN + 2
+    titles_by_start = [f"聚會第 {day} 場" for day in range(1, many + 1)]
+    for day, title in enumerate(titles_by_start, start=1):
+        published(app, owner, busy, title, day)
+    published(app, owner, quiet, "已辦過的聚會", 1)
+    clock.advance(days=many + 1)  # every one of them has ended
+    sign_in(app, Inbox(), owner, owner.email)
+    latest_first = list(reversed(titles_by_start))
+
+    reads = counted_reads(app, monkeypatch)
+    entry = organization_entry(dashboard(owner), "台北網頁開發者聚會")
+    # Every organization's events, the past ones capped, in one statement.
+    assert len([sql for sql in reads if "events e" in sql or "event_drafts" in sql]) == 1, reads
+    assert titles(entry, ".event-list--past") == latest_first[:PAST_EVENTS_SHOWN]
+    link = one(entry, "a.all-past-events")
+    assert str(many) in link.get_text()
+    small = organization_entry(dashboard(owner), "高雄 AI 社群")
+    assert titles(small, ".event-list--past") == ["已辦過的聚會"]
+    assert not small.select("a.all-past-events")
+
+    listed = BeautifulSoup(owner.get(link["href"]).data, "html.parser")
+    assert [a.get_text(strip=True) for a in listed.select(".event-list--past li > a")] == \
+        latest_first[:PAST_EVENTS_PER_PAGE]
+    assert not listed.select("nav.pager")  # one page holds them
+    monkeypatch.setattr("webapp.domain.actions.organizer_events.PAST_EVENTS_PER_PAGE", 3)
+    seen: list[str] = []
+    address: str | None = str(link["href"])
+    while address:
+        page = BeautifulSoup(owner.get(address).data, "html.parser")
+        seen += [a.get_text(strip=True) for a in page.select(".event-list--past li > a")]
+        following = page.select_one("a[rel=next]")
+        address = str(following["href"]) if following else None
+    assert seen == latest_first
+    refused = owner.get(f"{link['href']}?page=0")
+    assert refused.status_code == 422
+    assert the_jsonld(refused.data)["status"] == "invalid_input"
+    assert "page" in the_jsonld(refused.data)["errors"]

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from bs4 import BeautifulSoup
+from bs4 import Tag
 from helpers import HTMX
 from helpers import JSON
 from helpers import TOKEN_FIELD
@@ -26,8 +27,13 @@ from mcp_helpers import McpClient
 from test_accounts import Inbox
 from test_accounts import deliver
 from test_accounts import text_of
+from test_door import code_of
+from test_door import door_of
+from test_organizers import account_id_of
 from test_organizers import signed_in
 from test_organizers import start
+
+from webapp.storage.connection import get_db
 
 pytestmark = pytest.mark.both_backends
 
@@ -134,8 +140,8 @@ def test_a_draft_is_seen_by_its_organization_alone_until_published(app, language
     taken = "0 of 30 seats taken" if language == "en" else "已報名 0 位，共 30 個座位"
     assert TITLE in upcoming and taken in upcoming
     audit = one(listed, ".activity-list").get_text()
-    assert ("published an event" if language == "en" else "發布了一個活動") in audit
-    assert ("drafted an event" if language == "en" else "建立了一個活動草稿") in audit
+    assert (f"published “{TITLE}”" if language == "en" else f"發布了「{TITLE}」") in audit
+    assert (f"drafted “{TITLE}”" if language == "en" else f"建立了「{TITLE}」的草稿") in audit
 
 
 def test_an_edit_reindexes_the_published_event(app):
@@ -153,6 +159,55 @@ def test_an_edit_reindexes_the_published_event(app):
                            "WHERE organization_id = ? ORDER BY id", (organization_id,))
     assert [action for (action,) in audit][-3:] == ["create_event_draft", "publish_event",
                                                     "edit_event"]
+
+
+AUDIT_LINES = {
+    "en": ("{owner} checked an attendee in at “{title}”", "{owner} edited “{title}”",
+           "a former member published “{title}”", "a former member drafted “{title}”"),
+    # An address is spaced from the Chinese beside it, a former member's name is not.
+    "zh-TW": ("{owner} 在「{title}」為一位參加者辦理了報到", "{owner} 編輯了「{title}」",
+              "已離開的成員發布了「{title}」", "已離開的成員建立了「{title}」的草稿"),
+}
+
+
+def sentence(line: Tag) -> str:
+    """An audit line's sentence, without its time."""
+    one(line, ".muted").extract()
+    return line.get_text().strip()
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_the_audit_log_names_each_event_by_its_title_now(app, language):
+    """Every line about an event names it by the title it has when the log is read, linked
+    to the organization's page of it; the log itself keeps ids, nothing of the attendee."""
+    owner, manager = signed_in(app), signed_in(app)
+    organization_id = start(owner)
+    with app.app_context():
+        get_db().add_member(organization_id, account_id_of(app, manager), "manager",
+                            app.config["CLOCK"]())
+    event_id = draft(app, manager, organization_id, title="暫定標題")
+    assert publish(manager, organization_id, event_id).status_code == 303
+    assert manager.post(f"/en/organizer/organizations/{organization_id}/leave"
+                        ).status_code == 303
+    assert edit(app, owner, organization_id, event_id, title=TITLE).status_code == 303
+    registration = Visitor(app).register(event_id, name="王小明")
+    assert owner.post(door_of(organization_id, event_id),
+                      {"code": code_of(app, registration["id"])}).status_code == 303
+
+    page = BeautifulSoup(owner.get(f"/{language}/organizer/organizations/{organization_id}")
+                         .data, "html.parser")
+    lines = [line for line in page.select(".activity-list li") if line.select("a")]
+    expected = [words.format(owner=owner.email, title=TITLE)
+                for words in AUDIT_LINES[language]]
+    assert [sentence(line) for line in lines] == expected
+    for line in lines:
+        assert one(line, "a")["href"] == (f"/{language}/organizer/organizations/"
+                                          f"{organization_id}/events/{event_id}")
+    shown = one(page, ".activity-list").get_text()
+    assert "暫定標題" not in shown and "王小明" not in shown
+    kept = query_database(app.config["DATABASE"], "SELECT * FROM audit_log "
+                          "WHERE organization_id = ?", (organization_id,))
+    assert not [row for row in kept if {TITLE, "暫定標題", "王小明"} & set(map(str, row))]
 
 
 def test_bad_input_keeps_what_was_typed_with_field_errors(app):

@@ -293,6 +293,9 @@ def _run_an_organization(visit: LanguageRecorder, ids: dict[str, str]) -> str:
     visit.get(attendees)
     visit.get(attendees, query_string={"query": "web"})
     visit.get(attendees, query_string={"query": "Ann", "page": "0"})
+    past = f"/organizer/organizations/{organization}/past-events"
+    visit.get(past)
+    visit.get(past, query_string={"page": "0"})
     _check_in_at_the_door(visit, organization, csrf)
     _run_an_event(visit, organization, csrf)
     return organization

@@ -52,7 +52,8 @@ def may(role: str | None, right: str) -> bool:
     return role is not None and right in ROLE_RIGHTS.get(role, frozenset())
 
 
-# How an organization's audit log speaks of each organizer action (`%(who)s`: the member).
+# How an organization's audit log speaks of each organizer action (`%(who)s`: the member), and
+# of one about an event it no longer runs (a line about an event names it: AUDIT_EVENT_WORDS).
 AUDIT_WORDS: dict[str, LazyString] = {
     "create_organization": _l("%(who)s started the organization"),
     "invite_member": _l("%(who)s invited someone"),
@@ -72,4 +73,18 @@ AUDIT_WORDS: dict[str, LazyString] = {
     "remove_event_cover": _l("%(who)s took an event's cover picture away"),
     "set_organization_logo": _l("%(who)s put up the organization's logo"),
     "remove_organization_logo": _l("%(who)s took the organization's logo away"),
+}
+
+# How a line about an event names it (`%(event)s`: its title as it is now, read from the event
+# when the log is shown, never written into it).
+AUDIT_EVENT_WORDS: dict[str, LazyString] = {
+    "create_event_draft": _l("%(who)s drafted “%(event)s”"),
+    "edit_event": _l("%(who)s edited “%(event)s”"),
+    "publish_event": _l("%(who)s published “%(event)s”"),
+    "cancel_event": _l("%(who)s cancelled “%(event)s”"),
+    "check_in": _l("%(who)s checked an attendee in at “%(event)s”"),
+    "view_attendees": _l("%(who)s looked at the attendee list of “%(event)s”"),
+    "export_attendees": _l("%(who)s exported the attendee list of “%(event)s”"),
+    "set_event_cover": _l("%(who)s put up the cover picture of “%(event)s”"),
+    "remove_event_cover": _l("%(who)s took the cover picture of “%(event)s” away"),
 }

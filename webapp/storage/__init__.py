@@ -331,6 +331,9 @@ class AuditEntry:
     event_id: str | None = None
     target: str | None = None
     detail: str | None = None
+    # The title the event has now, read with the line from the event itself (never written
+    # into the log); None when the line names no event, or one the organization no longer has.
+    event_title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -699,8 +702,6 @@ class Storage(Protocol):
         """The event's active registrations, the earliest first."""
         ...
 
-    def count_attendees(self, event_id: str) -> int: ...
-
     def cancel_event(self, event_id: str, reason: str, now: datetime) -> bool:
         """Cancel an event not cancelled yet and end its waitlist (atomic); False when there
         is no such event or it was cancelled already."""
@@ -787,9 +788,18 @@ class Storage(Protocol):
 
     def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
 
-    def account_organization_events(self, account_id: str) -> list[OrganizerEvent]:
+    def account_organization_events(self, account_id: str, now: datetime, past_shown: int
+                                    ) -> tuple[list[OrganizerEvent], dict[str, int]]:
         """The drafts and published events (seats counted) of every organization the account
-        is in, the latest start first: one read, whatever the number of organizations."""
+        is in, the latest start first, but of those ended by `now` only each organization's
+        latest `past_shown`; and how many have ended, by organization: one read, whatever
+        the number of organizations."""
+        ...
+
+    def past_organization_events(self, organization_id: str, now: datetime, limit: int,
+                                 offset: int) -> tuple[list[OrganizerEvent], int]:
+        """A page of the organization's published events ended by `now` (seats counted), the
+        latest start first, and how many have ended in all."""
         ...
 
     def active_attendees(self, event_id: str) -> list[Registration]: ...

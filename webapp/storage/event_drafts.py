@@ -69,18 +69,36 @@ ORGANIZATION_EVENTS = ("SELECT e.*, {claims} AS claimed FROM events e "
                        "ORDER BY e.starts_at DESC, e.id")
 # Every event of every organization an account is in, drafts and published alike, in one
 # read whatever the number of organizations (the organizer dashboard): a draft's row has the
-# published event's columns too, empty, and says which it is in `published`.
+# published event's columns too, empty, and says which it is in `published`. Of the events
+# that have ended, only each organization's latest `:past_shown` (`past_place`, from 1, the
+# latest first), with how many there are in all (`past_events`); seats are counted for the
+# rows kept alone.
 _EVENT_COLUMNS = ", ".join(f"{{table}}.{name}" for name in DRAFT_FIELDS)
+_ENDED = "e.ends_at <= :now"
 ACCOUNT_EVENTS = (
-    "SELECT " + _EVENT_COLUMNS.format(table="d") + ", d.organization_id, d.version, "
-    "NULL AS cancelled_at, '' AS cancellation_reason, 0 AS claimed, 0 AS published "
+    "SELECT listed.*, CASE WHEN listed.published = 1 THEN {claims} ELSE 0 END AS claimed "
+    "FROM (SELECT " + _EVENT_COLUMNS.format(table="d") + ", d.organization_id, d.version, "
+    "NULL AS cancelled_at, '' AS cancellation_reason, 0 AS published, 0 AS past_place, "
+    "0 AS past_events "
     "FROM event_drafts d JOIN memberships m ON m.organization_id = d.organization_id "
     "WHERE m.account_id = :account_id "
     "UNION ALL SELECT " + _EVENT_COLUMNS.format(table="e") + ", e.organization_id, e.version, "
-    "e.cancelled_at, e.cancellation_reason, {claims} AS claimed, 1 AS published "
+    "e.cancelled_at, e.cancellation_reason, 1 AS published, "
+    f"CASE WHEN {_ENDED} THEN row_number() OVER (PARTITION BY e.organization_id, {_ENDED} "
+    "ORDER BY e.starts_at DESC, e.id) ELSE 0 END AS past_place, "
+    f"CASE WHEN {_ENDED} THEN count(*) OVER (PARTITION BY e.organization_id, {_ENDED}) "
+    "ELSE 0 END AS past_events "
     "FROM events e JOIN memberships m ON m.organization_id = e.organization_id "
-    "WHERE m.account_id = :account_id "
-    "ORDER BY starts_at DESC, id")
+    "WHERE m.account_id = :account_id) listed "
+    "WHERE listed.past_place <= :past_shown "
+    "ORDER BY listed.starts_at DESC, listed.id")
+# An organization's published events that have ended, the latest first: a page of them, and
+# how many there are.
+PAST_EVENTS = (f"SELECT e.*, {{claims}} AS claimed FROM events e "
+               f"WHERE e.organization_id = :organization_id AND {_ENDED} "
+               "ORDER BY e.starts_at DESC, e.id LIMIT :limit OFFSET :offset")
+COUNT_PAST_EVENTS = ("SELECT count(*) AS past FROM events e "
+                     f"WHERE e.organization_id = :organization_id AND {_ENDED}")
 ACTIVE_ATTENDEES = ("SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
                     "FROM registrations r JOIN events e ON e.id = r.event_id "
                     "WHERE r.event_id = :id AND r.state = 'active' ORDER BY r.created_at, r.id")
@@ -124,10 +142,10 @@ class EventDraftRecords:
             event=event_of(row, self.dialect.moment_out, row["held_seats"] + row["claimed"]),
             organization_id=row["organization_id"], version=row["version"], published=True)
 
-    def _claims(self) -> str:
+    def _claims(self, event: str = "e.id") -> str:
         from .records import CLAIMS  # records imports this module: read when first used
 
-        return CLAIMS.format(event="e.id")
+        return CLAIMS.format(event=event)
 
     def _values(self, event: Event) -> dict[str, Any]:
         return column_values(event, DRAFT_FIELDS, self.dialect.moment_in)
@@ -210,12 +228,33 @@ class EventDraftRecords:
                     ORGANIZATION_EVENTS.format(claims=self._claims()), params)])
 
     @guarded
-    def account_organization_events(self, account_id: str) -> list[OrganizerEvent]:
+    def account_organization_events(self, account_id: str, now: datetime, past_shown: int
+                                    ) -> tuple[list[OrganizerEvent], dict[str, int]]:
         """The drafts and published events (seats counted) of every organization the account
-        is in, whatever its role there, the latest start first: one read."""
-        return [self._published_of(row) if row["published"] else self._draft_of(row)
-                for row in self._rows(ACCOUNT_EVENTS.format(claims=self._claims()),
-                                      {"account_id": account_id})]
+        is in, whatever its role there, the latest start first, but of those ended by `now`
+        only each organization's latest `past_shown`; and how many have ended, by
+        organization (one with none left out). One read."""
+        events: list[OrganizerEvent] = []
+        past: dict[str, int] = {}
+        for row in self._rows(ACCOUNT_EVENTS.format(claims=self._claims("listed.id")),
+                              {"account_id": account_id, "now": self.dialect.moment_in(now),
+                               "past_shown": past_shown}):
+            events.append(self._published_of(row) if row["published"] else self._draft_of(row))
+            if row["past_events"]:
+                past[row["organization_id"]] = int(row["past_events"])
+        return events, past
+
+    @guarded
+    def past_organization_events(self, organization_id: str, now: datetime, limit: int,
+                                 offset: int) -> tuple[list[OrganizerEvent], int]:
+        """A page of the organization's published events ended by `now` (seats counted), the
+        latest start first, and how many have ended in all."""
+        params = {"organization_id": organization_id, "now": self.dialect.moment_in(now)}
+        counted = self._one(COUNT_PAST_EVENTS, params)
+        return ([self._published_of(row) for row in self._rows(
+                    PAST_EVENTS.format(claims=self._claims()),
+                    {**params, "limit": limit, "offset": offset})],
+                int(counted["past"]) if counted else 0)
 
     @guarded
     def active_attendees(self, event_id: str) -> list[Registration]:

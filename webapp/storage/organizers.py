@@ -87,8 +87,15 @@ LISTED_ORGANIZATIONS = (
     "AND a.action IN ({changes})), o.created_at) AS changed_at FROM organizations o "
     "WHERE EXISTS (SELECT 1 FROM events e WHERE e.organization_id = o.id) "
     "ORDER BY changed_at DESC, o.id LIMIT :limit")
-AUDIT_LOG = ("SELECT * FROM audit_log WHERE organization_id = :organization_id "
-             "ORDER BY at DESC, id DESC LIMIT :limit")
+# Each line with the title its event has now, published or a draft, if the organization still
+# runs it (the log keeps ids only; a title changes, and is not the log's to keep).
+AUDIT_LOG = ("SELECT a.*, coalesce(e.title, d.title) AS event_title FROM audit_log a "
+             "LEFT JOIN events e ON e.id = a.event_id "
+             "AND e.organization_id = a.organization_id "
+             "LEFT JOIN event_drafts d ON d.id = a.event_id "
+             "AND d.organization_id = a.organization_id "
+             "WHERE a.organization_id = :organization_id "
+             "ORDER BY a.at DESC, a.id DESC LIMIT :limit")
 
 
 def organization_of(row: Row, dialect: Dialect) -> Organization:
@@ -287,11 +294,12 @@ class OrganizerRecords:
 
     @guarded
     def audit_log(self, organization_id: str, limit: int) -> list[AuditEntry]:
-        """The organization's latest audit lines, the newest first."""
+        """The organization's latest audit lines, the newest first, each with the title its
+        event has now (one read)."""
         moment_out = self.dialect.moment_out
         return [AuditEntry(at=moment_out(row["at"]), organization_id=row["organization_id"],
                            account_id=row["account_id"], action=row["action"],
                            event_id=row["event_id"], target=row["target"],
-                           detail=row["detail"])
+                           detail=row["detail"], event_title=row["event_title"])
                 for row in self._rows(AUDIT_LOG, {"organization_id": organization_id,
                                                   "limit": limit})]

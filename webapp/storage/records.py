@@ -228,8 +228,6 @@ EMAIL_REGISTERED = ("SELECT 1 FROM registrations WHERE event_id = :event_id AND 
                     "AND lower(email) = lower(:email) LIMIT 1")
 EVENT_ATTENDEES = (f"{REGISTRATION_SELECT} WHERE r.event_id = :event_id "
                    "AND r.state = 'active' ORDER BY r.created_at, r.id")
-COUNT_ATTENDEES = ("SELECT count(*) AS attendees FROM registrations "
-                   "WHERE event_id = :event_id AND state = 'active'")
 # Cancelling is one statement that also tells whether it was done now: a second cancel,
 # or two at once, change nothing more.
 CANCEL_EVENT = ("UPDATE events SET cancelled_at = :now, cancellation_reason = :reason "
@@ -636,12 +634,6 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         moment_out = self.dialect.moment_out
         return [registration_of(row, moment_out)
                 for row in self._rows(EVENT_ATTENDEES, {"event_id": event_id})]
-
-    @guarded
-    def count_attendees(self, event_id: str) -> int:
-        """How many active registrations the event has."""
-        row = self._one(COUNT_ATTENDEES, {"event_id": event_id})
-        return int(row["attendees"]) if row else 0
 
     @guarded
     def cancel_event(self, event_id: str, reason: str, now: datetime) -> bool:

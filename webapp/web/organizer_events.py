@@ -8,18 +8,23 @@ the organization runs or holds as a draft.
 from __future__ import annotations
 
 from typing import Any
+from typing import cast
 
 from flask import Response
 from flask import abort
 from flask import g
 from flask import render_template
+from flask import request
 from flask import url_for
+from flask_babel import gettext as _
+from marshmallow import ValidationError
 
 from flask_webmcp.forms import Control
 from flask_webmcp.forms import controls_for
 from flask_webmcp.negotiation import page_result
 from flask_webmcp.negotiation import render_post_result
 from flask_webmcp.negotiation import with_vary
+from flask_webmcp.result import invalid_input
 from flask_webmcp.routes import human_route
 from flask_webmcp.routes import page_route
 
@@ -163,3 +168,23 @@ def publish(organization_id: str, event_id: str) -> Response:
                             event_id=event_id),
         organization_id=organization_id,
         page_context=lambda: _preview_context(event_id), values={}, errors={})
+
+
+@needs(MANAGE_EVENTS)
+@page_route(bp, "/organizations/<organization_id>/past-events", "view_organization")
+def past_events(organization_id: str) -> Response | tuple[str, int]:
+    """Every past event of the organization, a page at a time with links to the others (the
+    dashboard lists the latest few): works without JavaScript."""
+    organization = g.membership.organization
+    try:
+        params = cast(actions.PastEventsParams, actions.PastEventsInput().load(request.args))
+    except ValidationError as error:
+        errors = cast(dict[str, Any], error.messages)
+        result = invalid_input("view_organization", errors,
+                               message=_("Please correct the fields marked below."))
+        return render_template("organizer/past_events.html", result=result,
+                               organization=organization, events=[], total=0, page=1,
+                               pages=0), 422
+    return with_vary(render_template(
+        "organizer/past_events.html", result=None, organization=organization,
+        **actions.past_events(get_db(), organization_id, params, _context())))

@@ -31,6 +31,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel.speaklater import LazyString
 from markupsafe import Markup
+from markupsafe import escape
 
 from ..clock import site_now
 from ..clock import site_timezone
@@ -225,6 +226,43 @@ def lang_attribute(text: str | None, declared: str | None = None) -> Markup:
     return Markup(' lang="%s"') % tag if tag != current_language().tag else Markup("")
 
 
+# Where Chinese (Han, and the kana of Japanese names) meets Latin letters or digits, zh-TW
+# puts a space between them ("ann@example.com 編輯了…"); between two Chinese words, none.
+HAN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+LATIN_OR_DIGIT = re.compile(r"[A-Za-z0-9]")
+PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+def _apart(left: str, right: str) -> bool:
+    """Whether two characters side by side want a space between them (Chinese and Latin)."""
+    return bool((HAN.match(left) and LATIN_OR_DIGIT.match(right))
+                or (LATIN_OR_DIGIT.match(left) and HAN.match(right)))
+
+
+def spaced(sentence: Any, **values: Any) -> Markup:
+    """`sentence` (a translation with %(name)s placeholders) filled with `values`, escaped
+    (Markup, such as a link, kept as it is), with a space where a value meets the words beside
+    it as Chinese and Latin letters or digits, as zh-TW writes them: "ann@example.com 編輯了…"
+    but "已離開的成員編輯了…", whichever a value is. Only those seams are spaced: what a
+    value says stays as it was typed."""
+    template = str(escape(str(sentence)))
+    pieces: list[str] = []
+    done = 0
+    for found in PLACEHOLDER.finditer(template):
+        value = values[found.group(1)]
+        filled = escape(str(value) if isinstance(value, LazyString) else value)
+        shown = filled.striptags()
+        before = template[found.start() - 1:found.start()]
+        after = template[found.end():found.end() + 1]
+        pieces += [template[done:found.start()].replace("%%", "%"),
+                   " " if shown and before and _apart(before, shown[0]) else "", str(filled),
+                   " " if shown and after and _apart(shown[-1], after) else ""]
+        done = found.end()
+    pieces.append(template[done:].replace("%%", "%"))
+    # Every piece is escaped text or a value escaped above (or Markup it was given).
+    return Markup("".join(pieces))  # noqa: S704
+
+
 def map_url(street_address: str) -> str:
     """A map's search for a street address: made here from the address, never typed by the
     organizer, so the link cannot lead anywhere else."""
@@ -341,6 +379,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["day"] = day
     app.jinja_env.filters["ago"] = ago
     app.jinja_env.filters["lang_attribute"] = lang_attribute
+    app.jinja_env.filters["spaced"] = spaced
     app.jinja_env.filters["map_url"] = map_url
     app.jinja_env.globals.update(LOCATIONS=LOCATIONS, PRICES=PRICES, LEVELS=LEVELS,
                                  CURRENCIES=CURRENCIES, TEXT_LANGUAGES=TEXT_LANGUAGES,

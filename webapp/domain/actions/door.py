@@ -4,13 +4,17 @@ registration mail (typed, or read from its QR code).
 A step for the organization's people only (any role: check-in staff exist for it), never a
 tool. Door staff see whom a code stands for by name and a masked address; owners and managers,
 who may see the attendee list, see the whole address. A registration is checked in once: the
-second time the door is told when and by whom, in the site's time zone.
+second time the door is told when and by whom, in the site's time zone (the day too, unless it
+was today there: a code shown again at a later event of several days).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from babel.dates import format_datetime
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -109,10 +113,25 @@ def check_in(db: Storage, params: CheckInParams, ctx: ActionContext) -> ToolResu
     if checked_in:
         return _answer(Status.SUCCESS, _("Checked in: %(name)s.", name=now_seen.attendee_name),
                        "checked_in", shown)
-    return _answer(Status.CONFLICT,
-                   _("%(name)s is already checked in: at %(time)s by %(who)s.",
-                     name=now_seen.attendee_name, time=shown["checkedInAt"][11:16],
-                     who=shown["checkedInBy"]), "already", shown)
+    return _answer(Status.CONFLICT, already_checked_in(now_seen.attendee_name,
+                                                       now_seen.checked_in_at,
+                                                       shown["checkedInBy"], ctx),
+                   "already", shown)
+
+
+def already_checked_in(name: str, at: datetime, who: str, ctx: ActionContext) -> str:
+    """What the door says of a code checked in before: when (its day too, unless that was
+    today in the site's time zone, by the app's clock) and by whom."""
+    local = at.astimezone(ctx.timezone)
+    locale = str(get_locale())  # the request's language, as Flask-Babel chose it
+    time = format_datetime(local, "HH:mm", locale=locale)
+    if local.date() == ctx.now.astimezone(ctx.timezone).date():
+        return _("%(name)s is already checked in: at %(time)s by %(who)s.",
+                 name=name, time=time, who=who)
+    # Translators: a day of the year as a Babel (CLDR) pattern: d is the day, MMM the month.
+    day = format_datetime(local, _("d MMM"), locale=locale)
+    return _("%(name)s is already checked in: on %(day)s at %(time)s by %(who)s.",
+             name=name, day=day, time=time, who=who)
 
 
 def door_overview(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any]:

@@ -25,7 +25,9 @@ from flask_webmcp.result import conflict
 from flask_webmcp.result import not_found
 
 from ...storage import AuditEntry
+from ...storage import Registration
 from ...storage import Storage
+from ...storage import WaitlistEntry
 from ..activity import logged_as
 from ..projections import event_details
 from ..registration_mail import queue_event_cancelled
@@ -37,13 +39,34 @@ from . import ActionContext
 CANCEL_EVENT = "cancel_event"
 
 
+def cancellation_recipients(db: Storage, event_id: str
+                            ) -> tuple[list[Registration], list[WaitlistEntry]]:
+    """Whom cancelling the event mails: its active registrations and everyone still on its
+    waitlist (waiting, or holding an offer). The one read of them, so that the page asking to
+    confirm counts exactly those the cancellation mails."""
+    return db.event_attendees(event_id), db.event_waitlist(event_id)
+
+
+def whom_we_mail(attendees: int, waiting: int) -> str | None:
+    """The people a cancellation mails, as a sentence names them ("2 attendees and 1 person
+    on its waitlist"); None when there is nobody."""
+    named = [ngettext("%(num)d attendee", "%(num)d attendees", attendees) if attendees else "",
+             ngettext("%(num)d person on its waitlist", "%(num)d people on its waitlist",
+                      waiting) if waiting else ""]
+    if all(named):
+        return _("%(attendees)s and %(waiting)s", attendees=named[0], waiting=named[1])
+    return "".join(named) or None
+
+
 def cancellation_preview(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any]:
-    """What the page that asks to confirm a cancellation shows: the event, and how many
-    attendees the cancellation would mail (the route found the event in the organization)."""
+    """What the page that asks to confirm a cancellation shows: the event, and whom the
+    cancellation would mail (the route found the event in the organization)."""
     event = db.get_event(event_id, count_seats=True)
     assert event is not None, "the organizer area admits events the organization runs"
+    attendees, waiting = cancellation_recipients(db, event_id)
     return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
-            "attendees": db.count_attendees(event_id)}
+            "attendees": len(attendees), "waiting": len(waiting),
+            "whom": whom_we_mail(len(attendees), len(waiting))}
 
 
 @logged_as(_l("Cancel an event"), _l("%(who)s cancelled an event"))
@@ -58,14 +81,13 @@ def cancel_event(db: Storage, params: CancelEventParams, ctx: ActionContext) -> 
         event = db.get_event(params["event_id"], for_update=True)
         if event is None or event.organization_id != params["organization_id"]:
             return not_found(name, _("This organization runs no such event."))
-        # Read before the cancellation ends their places (and withdraws a live offer).
-        waiting = db.event_waitlist(event.id)
+        # Read before the cancellation ends the waitlist's places (and withdraws a live offer).
+        attendees, waiting = cancellation_recipients(db, event.id)
         if not db.cancel_event(event.id, params["reason"], ctx.now):
             return conflict(name, _("This event was already cancelled: nothing more was done, "
                                     "and nobody was mailed again."))
         cancelled = replace(event, cancelled_at=ctx.now,
                             cancellation_reason=params["reason"])
-        attendees = db.event_attendees(event.id)
         for registration in attendees:
             queue_event_cancelled(db, registration, cancelled, ctx)
         for entry in waiting:
@@ -73,11 +95,12 @@ def cancel_event(db: Storage, params: CancelEventParams, ctx: ActionContext) -> 
         db.record_audit(AuditEntry(at=ctx.now, organization_id=params["organization_id"],
                                    account_id=ctx.account.id, action=name,
                                    event_id=event.id, target=event.id))
+    whom = whom_we_mail(len(attendees), len(waiting))
     return ToolResult(
         action=name, status=Status.SUCCESS,
-        message=ngettext("The event is cancelled. We are mailing its %(num)d attendee.",
-                         "The event is cancelled. We are mailing its %(num)d attendees.",
-                         len(attendees)),
+        message=(_("The event is cancelled. We are mailing %(whom)s.", whom=whom) if whom
+                 else _("The event is cancelled. Nobody was registered or waiting, so "
+                        "nobody is mailed.")),
         data={"eventId": event.id, "attendeesMailed": len(attendees),
               "waitlistMailed": len(waiting)},
         next_action=_("Done."), target=event.id)

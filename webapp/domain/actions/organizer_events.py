@@ -16,9 +16,13 @@ from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from typing import Any
+from typing import TypedDict
+from typing import cast
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from marshmallow import fields
+from marshmallow import validate
 
 from flask_webmcp.actions import human_action
 from flask_webmcp.result import Status
@@ -43,6 +47,7 @@ from ..schemas import EventFieldsInput
 from ..schemas import EventFieldsParams
 from ..schemas import OrganizerEventInput
 from ..schemas import OrganizerEventParams
+from ..schemas import ToolInput
 from ..waitlist import pass_on
 from . import ActionContext
 
@@ -293,6 +298,40 @@ def events_by_time(found: Sequence[OrganizerEvent], ctx: ActionContext
                      if one.published and one.event.ends_at > ctx.now],
         "past": [event_row(one, ctx) for one in found
                  if one.published and one.event.ends_at <= ctx.now]}
+
+
+# How many past events a page of an organization's past events lists (the dashboard lists
+# the latest few, `organizers.PAST_EVENTS_SHOWN`, and links to these pages).
+PAST_EVENTS_PER_PAGE = 20
+# Far past any organization's list; a bound so that a typed page number is never a huge offset.
+LAST_PAST_EVENTS_PAGE = 10_000
+
+
+class PastEventsInput(ToolInput):
+    """Which page of an organization's past events (an address's query)."""
+
+    page = fields.Integer(
+        load_default=1,
+        validate=validate.Range(min=1, max=LAST_PAST_EVENTS_PAGE,
+                                error=cast(str, _l("Give a page from {min} to {max}."))),
+        metadata={"label": _l("Page")})
+
+
+class PastEventsParams(TypedDict):
+    """What `PastEventsInput` loads."""
+
+    page: int
+
+
+def past_events(db: Storage, organization_id: str, params: PastEventsParams,
+                ctx: ActionContext) -> dict[str, Any]:
+    """A page of the organization's published events that have ended (the latest first), as
+    its lists show them, with how many there are and how many pages they fill."""
+    page = params["page"]
+    found, total = db.past_organization_events(organization_id, ctx.now, PAST_EVENTS_PER_PAGE,
+                                               (page - 1) * PAST_EVENTS_PER_PAGE)
+    return {"events": [event_row(one, ctx) for one in found], "total": total, "page": page,
+            "pages": -(-total // PAST_EVENTS_PER_PAGE)}
 
 
 def event_preview(organizer_event: OrganizerEvent, ctx: ActionContext) -> dict[str, Any]:

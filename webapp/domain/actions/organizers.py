@@ -28,6 +28,7 @@ from ...storage import Organization
 from ...storage import OrganizerEvent
 from ...storage import Storage
 from ..activity import logged_as
+from ..organizers import AUDIT_EVENT_WORDS
 from ..organizers import AUDIT_WORDS
 from ..organizers import CHECK_IN
 from ..organizers import INVITE
@@ -58,6 +59,9 @@ from .organizer_events import events_by_time
 
 # How many lines of its audit log an organization's page shows.
 AUDIT_LINES_SHOWN = 50
+# How many of each organization's past events the dashboard lists, the latest first (all of
+# them are a link away, a page at a time).
+PAST_EVENTS_SHOWN = 5
 # How long an invitation's link works.
 INVITATION_LIFETIME = timedelta(days=7)
 
@@ -265,23 +269,25 @@ def membership_view(membership: Membership, ctx: ActionContext) -> dict[str, Any
 
 def dashboard(db: Storage, ctx: ActionContext) -> dict[str, Any]:
     """What the organizer dashboard shows the signed-in person: each of their organizations
-    with its events, as much of them as their role there allows (`dashboard_entry`). Two
-    reads, however many organizations."""
+    with its events, as much of them as their role there allows (`dashboard_entry`), of its
+    past ones the latest PAST_EVENTS_SHOWN. Two reads, however many organizations."""
     assert ctx.account is not None, "the organizer area is for people who signed in"
     events: dict[str, list[OrganizerEvent]] = {}
-    for found in db.account_organization_events(ctx.account.id):
-        events.setdefault(found.organization_id, []).append(found)
+    found, past = db.account_organization_events(ctx.account.id, ctx.now, PAST_EVENTS_SHOWN)
+    for one in found:
+        events.setdefault(one.organization_id, []).append(one)
     return {"memberships": [dashboard_entry(membership,
-                                            events.get(membership.organization.id, []), ctx)
+                                            events.get(membership.organization.id, []),
+                                            past.get(membership.organization.id, 0), ctx)
                             for membership in db.account_memberships(ctx.account.id)]}
 
 
-def dashboard_entry(membership: Membership, events: list[OrganizerEvent],
+def dashboard_entry(membership: Membership, events: list[OrganizerEvent], past: int,
                     ctx: ActionContext) -> dict[str, Any]:
     """One organization on the dashboard, by the member's rights (`ROLE_RIGHTS`): to those
-    who manage its events, its drafts, upcoming and past events with their seats; to those
-    who only check people in, the doors of its upcoming events that still take place; a link
-    to its page to those who may see it."""
+    who manage its events, its drafts, upcoming and (the latest of its `past`) past events
+    with their seats; to those who only check people in, the doors of its upcoming events
+    that still take place; a link to its page to those who may see it."""
     role = membership.role
     listed = events_by_time(events, ctx)
     manages = may(role, MANAGE_EVENTS)
@@ -289,6 +295,7 @@ def dashboard_entry(membership: Membership, events: list[OrganizerEvent],
             "seesOrganization": may(role, VIEW_ORGANIZATION),
             "managesEvents": manages,
             "events": listed if manages else None,
+            "pastEvents": past if manages else None,
             "doors": [event for event in listed["upcoming"] if not event["cancelled"]]
             if may(role, CHECK_IN) and not manages else None}
 
@@ -318,10 +325,12 @@ def organization_overview(db: Storage, membership: Membership, ctx: ActionContex
 def audit_view(entry: AuditEntry, emails: dict[str, str | None], ctx: ActionContext
                ) -> dict[str, Any]:
     """An audit line as the organization's page shows it: who (a member's address; someone
-    who left is "a former member"), what, when."""
+    who left is "a former member"), what (to which event, by its title now), when."""
     who = emails.get(entry.account_id)
+    names_event = entry.event_title is not None and entry.action in AUDIT_EVENT_WORDS
     return {"at": local_time(entry.at, ctx.timezone),
             "who": who if who else _("a former member"),
             "role": ROLE_NAMES[entry.detail] if entry.detail in ROLE_NAMES else "",
-            "sentence": AUDIT_WORDS[entry.action],
-            "eventId": entry.event_id, "target": entry.target}
+            "sentence": (AUDIT_EVENT_WORDS if names_event else AUDIT_WORDS)[entry.action],
+            "eventId": entry.event_id, "eventTitle": entry.event_title if names_event else None,
+            "target": entry.target}
