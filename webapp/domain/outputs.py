@@ -65,6 +65,10 @@ class EventListingOutput(EventSummaryOutput):
                                      metadata={"description": "Seats left (null: no limit)"})
     registration_deadline = _moment("registrationDeadline")
     state = fields.String(required=True, validate=validate.OneOf(EVENT_STATES))
+    waitlist = fields.Boolean(required=True, metadata={
+        "description": "Whether the event takes a waitlist: when it is full, "
+                       "prepare_event_registration prepares joining the waitlist (no seat) "
+                       "instead of refusing"})
     price_amount = fields.Integer(required=True, allow_none=True, data_key="priceAmount",
                                   metadata={"description": "0 when free; null when paid and "
                                                            "no amount is given"})
