@@ -50,9 +50,9 @@ EVERY_PAGE = PAGES + WAITLIST_PAGES + ORGANIZER_PAGES
 
 def pages_tested(session: pytest.Session) -> set[str]:
     """The names of the pages the run's tests audit (`-k` may pick a few)."""
-    return {item.callspec.params["page"].name for item in session.items
-            if isinstance(item, pytest.Function) and hasattr(item, "callspec")
-            and isinstance(item.callspec.params.get("page"), Page)}
+    pages = [item.callspec.params.get("page") for item in session.items
+             if isinstance(item, pytest.Function) and hasattr(item, "callspec")]
+    return {page.name for page in pages if isinstance(page, Page)}
 
 
 @pytest.fixture(scope="session")
