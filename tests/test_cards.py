@@ -1,7 +1,8 @@
 """A search result's card says at a glance what the event costs and whether a seat is left:
 "NT$1,500" rather than "Paid", "3 seats left", "Almost full", "Full", "Registration closed",
-and when registration closes once that is near (templates/events/_event_list.html, the
-search answer's `projections.event_listing`)."""
+whether a full event's waitlist can still be joined ("Full · waitlist open"), and when
+registration closes once that is near (templates/events/_event_list.html, the search answer's
+`projections.event_listing`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from webapp.web.templating import FEW_SEATS
 
 FULL_EVENT = "evt-semantic-html"  # its held seats are all of its seats
 SMALL_EVENT = "evt-webmcp-intro"  # eight seats, none held
+WAITLIST_EVENT = "evt-vue-taichung"  # its held seats are all of its seats, its waitlist on
 
 AVAILABILITY = {  # what a card says of each state, before any count
     "en": {"closed": "Registration closed", "full": "Full"},
@@ -29,6 +31,9 @@ AVAILABILITY = {  # what a card says of each state, before any count
 SEATS_LEFT = {"en": "seats left", "zh-TW": "個名額"}
 ALMOST_FULL = {"en": "Almost full", "zh-TW": "即將額滿"}
 CLOSES = {"en": "registration closes", "zh-TW": "報名截止"}
+# What a full event's card and page badge say, by whether its waitlist is on.
+FULL = {"en": {False: "Full", True: "Full · waitlist open"},
+        "zh-TW": {False: "已額滿", True: "已額滿・可候補"}}
 
 
 def cards(client, url: str) -> dict[str, Tag]:
@@ -88,6 +93,33 @@ def test_a_full_event_says_so_before_it_is_opened(client):
     card = cards(client, "/zh-TW/events?query=semantic")[FULL_EVENT]
     assert card.select_one(".event-availability--full") is not None
     assert "已額滿" in card.get_text()
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_a_full_event_says_on_its_card_whether_its_waitlist_can_be_joined(client, language):
+    takes_waitlist = set()
+    for url in every_page(client, language):
+        shown, answered = cards(client, url), listed(client, url)
+        for event_id, event in answered.items():
+            said = shown[event_id].select_one(".event-availability").get_text(" ", strip=True)  # type: ignore[union-attr]
+            if event["state"] == "full":
+                takes_waitlist.add(event["waitlist"])
+                assert said == FULL[language][event["waitlist"]], (event_id, said)
+            else:
+                assert FULL[language][True] not in said, (event_id, said)
+    assert takes_waitlist == {False, True}  # the sample data holds both kinds of full event
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_a_full_events_page_says_whether_its_waitlist_can_be_joined(client, language):
+    for event_id, waitlist in ((WAITLIST_EVENT, True), (FULL_EVENT, False)):
+        response = client.get(f"/{language}/events/{event_id}")
+        badge = BeautifulSoup(response.data, "html.parser").select_one(".badge--full")
+        assert badge is not None and badge.get_text(strip=True) == FULL[language][waitlist]
+        assert client.get(f"/{language}/events/{event_id}", headers=JSON).get_json()[
+            "data"]["event"]["waitlist"] is waitlist
 
 
 def test_the_last_seats_are_counted_on_the_card_as_they_go(app, client):

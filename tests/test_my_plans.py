@@ -1,25 +1,36 @@
 """`get_my_plans`, the sixth tool: the visitor's own registrations (with their ids), what waits
-for the person's confirmation and what they confirmed lately, and their saved events — in JSON,
-as the panel's htmx partial and as My registrations, for the visitor who asks and nobody else;
-over MCP only for the visitor who connected the agent. The "already registered" conflict
-names the visitor's own registration, never another person's.
+for the person's confirmation and what they confirmed lately, their places on waitlists (in
+line, or a seat offered until when) and their saved events — in JSON, as the panel's htmx
+partial and as My registrations, for the visitor who asks and nobody else; over MCP only for
+the visitor who connected the agent. The "already registered" conflict names the visitor's own
+registration, never another person's.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from datetime import timedelta
 from typing import Any
 
+import jsonschema
 import pytest
 from bs4 import BeautifulSoup
 from helpers import HTMX
 from helpers import JSON
+from helpers import Visitor
 from helpers import attribute
 from helpers import jsonld_blocks
 from helpers import one
 from helpers import the_jsonld
 from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
+from mcp_helpers import output_schemas
+from test_waitlist import SMALL
+from test_waitlist import add
+from test_waitlist import cancel
+from test_waitlist import fill
+from test_waitlist import join
+from test_waitlist import small_event
 
 from webapp.domain.actions.plans import LATELY
 
@@ -38,8 +49,8 @@ def test_a_new_visitor_has_empty_plans(visitor):
     answer = plans(visitor)
     assert answer["action"] == "get_my_plans" and answer["status"] == "success"
     assert {key: answer["data"][key] for key in ("registrations", "waiting", "confirmedLately",
-                                                  "saved")} == {
-        "registrations": [], "waiting": [], "confirmedLately": [], "saved": []}
+                                                  "waitlist", "saved")} == {
+        "registrations": [], "waiting": [], "confirmedLately": [], "waitlist": [], "saved": []}
     assert answer["data"]["reviewUrl"].endswith("/registrations/pending")
 
 
@@ -210,3 +221,86 @@ def test_over_mcp_a_browsers_cookie_reads_nobodys_plans(app, visitor):
                                                    "arguments": {"event_id": OPEN_EVENT}})
     assert answer_without_ids(plans_call) == answer_without_ids(write)
     assert registration["id"] not in plans_call.get_data(as_text=True)
+
+
+# -- places on waitlists ---------------------------------------------------------------------
+
+@pytest.fixture
+def small(app, clock) -> None:
+    """SMALL: two seats, its waitlist on (`fill` takes its seats)."""
+    add(app, small_event(clock()))
+
+
+def places_listed(visitor) -> list[tuple[str, str, int | None, str | None]]:
+    """The visitor's places on waitlists as get_my_plans lists them: (event, state, position,
+    offer's end)."""
+    return [(place["eventId"], place["state"], place["position"], place["offerEndsAt"])
+            for place in plans(visitor)["data"]["waitlist"]]
+
+
+@pytest.mark.both_backends
+def test_plans_list_places_in_line_then_the_seat_offered_and_until_when(app, small, clock):
+    (holder, registration), _ = fill(app)
+    first, second = Visitor(app), Visitor(app)
+    join(first)
+    join(second)
+    assert places_listed(first) == [(SMALL, "waiting", 1, None)]
+    assert places_listed(second) == [(SMALL, "waiting", 2, None)]
+    cancel(holder, registration["id"])  # the seat frees: it is held for the first in line
+    [(event_id, state, position, until)] = places_listed(first)
+    assert (event_id, state, position) == (SMALL, "offered", None)
+    assert datetime.fromisoformat(until) == clock() + timedelta(hours=24)  # type: ignore[arg-type]
+    assert places_listed(second) == [(SMALL, "waiting", 1, None)]
+    answer = plans(first)
+    assert answer["data"]["waitlist"][0]["eventTitle"] == "小小讀書會 Study group"
+    assert "data.waitlist[].eventTitle" in answer["untrustedContent"]["fields"]
+    assert "Places on waitlists: 1 (seats offered: 1)" in answer["message"]
+    assert "only they can accept it" in answer["nextAction"]
+    assert "only they can accept it" not in plans(second)["nextAction"]
+
+
+@pytest.mark.both_backends
+def test_over_mcp_the_agent_reads_the_seat_offered_as_the_schema_declares(app, small):
+    (holder, registration), _ = fill(app)
+    waiting = Visitor(app)
+    join(waiting)
+    cancel(holder, registration["id"])
+    agent = McpClient(app.test_client(), "modern", connect_agent(waiting), "en")
+    over_mcp = agent.call("get_my_plans", {})
+    assert over_mcp["isError"] is False
+    jsonschema.validate(over_mcp["structuredContent"], output_schemas(agent)["get_my_plans"])
+    assert over_mcp["structuredContent"] == plans(waiting)  # the route's answer, key for key
+    assert [place["state"] for place in over_mcp["structuredContent"]["data"]["waitlist"]] == [
+        "offered"]
+
+
+@pytest.mark.both_backends
+def test_an_offer_whose_hold_ran_out_has_passed_on_when_plans_are_read(app, small, clock):
+    """Nothing depends on the periodic job: reading plans passes an ended offer on first."""
+    (holder, registration), _ = fill(app)
+    first, second = Visitor(app), Visitor(app)
+    join(first)
+    join(second)
+    cancel(holder, registration["id"])
+    clock.advance(hours=24, seconds=1)
+    assert places_listed(first) == []  # expired: it is no place any more
+    [(_, state, _, until)] = places_listed(second)
+    assert state == "offered"
+    assert datetime.fromisoformat(until) == clock() + timedelta(hours=24)  # type: ignore[arg-type]
+
+
+def test_my_registrations_lists_the_places_get_my_plans_lists(app, small):
+    (holder, registration), _ = fill(app)
+    first, second = Visitor(app), Visitor(app)
+    join(first)
+    join(second)
+    cancel(holder, registration["id"])
+    for person in (first, second):
+        page = person.get("/en/registrations")
+        listed = the_jsonld(page.data)["data"]["waitlist"]
+        rows = BeautifulSoup(page.data, "html.parser").select(".registration-list--waitlist li")
+        assert len(rows) == len(listed) == 1
+        assert listed[0]["eventTitle"] in rows[0].get_text()
+        offered = listed[0]["state"] == "offered"
+        assert ("Accept the seat" in rows[0].get_text()) is offered
+        assert ("number 1" in rows[0].get_text()) is not offered

@@ -265,6 +265,28 @@ def test_the_waitlist_keeps_its_order_and_counts_as_taken_seats(backend):
         assert storage.events_waited_for(EVENT.starts_at) == []
 
 
+def test_availability_says_whether_each_event_takes_a_waitlist_in_one_statement(
+        backend, monkeypatch):
+    """The cards' read stays a single statement however many events a page shows: the
+    waitlist's flag is one more column of it, not a query per card."""
+    waits = replace(EVENT, id="evt-contract-waits", waitlist=True)
+    with opened(backend) as storage:
+        storage.import_events([waits])
+        statements: list[str] = []
+
+        def counted(run: Callable[[str, dict[str, Any]], Any]) -> Callable[..., Any]:
+            def counting(sql: str, params: dict[str, Any]) -> Any:
+                statements.append(sql)
+                return run(sql, params)
+            return counting
+
+        for name in ("_rows", "_one", "_run"):
+            monkeypatch.setattr(storage, name, counted(getattr(storage, name)))
+        seats = storage.availability([EVENT.id, waits.id])
+    assert len(statements) == 1
+    assert (seats[EVENT.id].waitlist, seats[waits.id].waitlist) == (False, True)
+
+
 def test_passing_on_offers_only_free_seats_in_line_and_expires_ended_offers(backend):
     hold = NOW + timedelta(hours=24)
     with opened(backend) as storage:

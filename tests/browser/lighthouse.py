@@ -9,6 +9,7 @@ browser here: CHROME_PATH points it at the one the browser tests drive.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -16,12 +17,19 @@ import subprocess
 import tempfile
 from contextlib import closing
 from dataclasses import dataclass
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from helpers import JSON
 from helpers import PROJECT_ROOT
 from servers import HttpVisitor
+from suite_clock import suite_start
+
+from webapp.storage import Event
+from webapp.storage.sqlite import SQLiteStorage
 
 from .chromium import CHROMIUM
 
@@ -104,6 +112,17 @@ ORGANIZER_PAGES = (
 )
 
 
+# A person on a waitlist who has been offered a seat (it is held for them): My registrations in
+# Chinese and English, the page of what waits for them, and the event's page, as that person.
+WAITLIST_PAGES = (
+    Page("seat offered", "/zh-TW/registrations", personal=True, indexed=False),
+    Page("seat offered (en)", "/en/registrations", personal=True, indexed=False),
+    Page("seat offered, pending", "/zh-TW/registrations/pending", personal=True,
+         indexed=False),
+    Page("seat offered, its event", "/zh-TW/events/{offered}", personal=True),
+)
+
+
 @dataclass(frozen=True)
 class Visit:
     """A visitor the personal pages are opened as: the headers that make a run that visitor
@@ -135,6 +154,45 @@ def visitor_with_registrations(base_url: str, database: Path) -> Visit:
     return Visit(
         headers={"Cookie": "; ".join(f"{c.name}={c.value}" for c in visitor.cookies)},
         names={"manage": "/" + manage.split("/", 2)[2]})
+
+
+_one_seat_events = itertools.count()
+
+
+def full_event_with_a_waitlist(database: Path) -> Event:
+    """A new event of one seat, held (so it is full), whose waitlist is on, ten days after the
+    server's clock starts (its offers hold for a day), in the server's SQLite `database`."""
+    starts = suite_start() + timedelta(days=10)
+    event = Event(id=f"evt-one-seat-{next(_one_seat_events)}",
+                  title="候補練習｜Waitlist practice", summary="一個名額，已額滿。One seat, full.",
+                  description="", starts_at=starts, ends_at=starts + timedelta(hours=2),
+                  location="taipei", venue="Test hall", price="free", level="beginner",
+                  capacity=1, held_seats=1, registration_deadline=starts - timedelta(days=1),
+                  waitlist=True)
+    with closing(SQLiteStorage.open(database)) as storage:
+        storage.import_events([event])
+    return event
+
+
+def release_the_held_seat(database: Path, event: Event) -> None:
+    """The organizer's data releases the event's held seat (an import of the event with none
+    held): the first one waiting is offered it when their places are next shown."""
+    with closing(SQLiteStorage.open(database)) as storage:
+        storage.import_events([replace(event, held_seats=0)])
+
+
+def visitor_offered_a_seat(base_url: str, database: Path) -> Visit:
+    """A new visitor who joined a full event's waitlist and has been offered its seat that
+    then freed, on the server of the SQLite `database`."""
+    event = full_event_with_a_waitlist(database)
+    visitor = HttpVisitor(base_url)
+    token = visitor.prepare_registration(event.id, "林小安", "an-waits@example.com")
+    joined = visitor.post("/registrations/waitlist", {"confirmation_token": token}, JSON)
+    assert joined.json()["data"]["waitlist"]["state"] == "waiting", joined.text
+    release_the_held_seat(database, event)
+    assert "Accept the seat" in visitor.open_page("/en/registrations").text, "no seat offered"
+    return Visit(headers={"Cookie": "; ".join(f"{c.name}={c.value}" for c in visitor.cookies)},
+                 names={"offered": event.id})
 
 
 def mailed(database: Path, kind: str) -> dict[str, Any]:

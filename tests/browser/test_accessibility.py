@@ -1,9 +1,10 @@
 """axe-core finds nothing in the states people reach, at desktop and phone sizes: a refused
-search, the lists, a preview, the event page, a refused form, the review, the confirmation,
-the modal cancel dialog, the calendar address; a full event's waitlist (its page, the review of
-joining, joined, the place on My registrations); a mail's manage link, signing in (the page, a
-refused address, a link sent, the link's page, signed in, the account page, a link that no
-longer works); and the organizer area in Chinese and English (the dashboard, a new
+search, the lists, a preview, the event page, a refused form, the review, the confirmation, the
+modal cancel dialog, the calendar address; a full event's waitlist (its page, the review of
+joining, joined, the place on My registrations) and a seat it offers, in Chinese and English
+(on My registrations, on what waits, the event's page); a mail's manage link, signing in (the
+page, a refused address, a link sent, the link's page, signed in, the account page, a link that
+no longer works); and the organizer area in Chinese and English (the dashboard, a new
 organization, an organization's page with its people, invitations and audit log, a new event's
 form empty and refused, the edit form, a draft's preview, the attendee list, the door empty,
 after a check-in and after a refused code, the cancel confirmation) with the organization's
@@ -24,8 +25,10 @@ from axe_playwright_python.sync_playwright import Axe
 from helpers import unique_email
 from playwright.sync_api import ViewportSize
 
+from .lighthouse import full_event_with_a_waitlist
 from .lighthouse import mailed
 from .lighthouse import path_of
+from .lighthouse import release_the_held_seat
 from .organizer_setup import Organizer
 from .organizer_setup import let_in
 from .organizer_setup import organizer_with_an_event
@@ -91,6 +94,28 @@ def join_the_waitlist(tab: Tab) -> Iterator[str]:
     yield "the place in line"
 
 
+def offered_a_seat(tab: Tab) -> Iterator[str]:
+    """The person joins a full event's waitlist; its held seat is released, so the seat is
+    offered to them (held until a time) with Accept and Decline."""
+    event = full_event_with_a_waitlist(tab.site.database)
+    tab.open(f"/events/{event.id}/register")
+    tab.page.get_by_label(tab.text("Attendee name")).fill("林小安")
+    tab.page.get_by_label(tab.text("E-mail")).fill(unique_email())
+    tab.press(tab.text("Next: check your details"),
+              then_shows=tab.text("Check and join the waitlist"))
+    tab.press(tab.text("Join the waitlist"), then_shows=tab.text("All my registrations"))
+    release_the_held_seat(tab.site.database, event)
+    tab.open("/registrations")
+    tab.page.get_by_role("button", name=tab.text("Accept the seat")).wait_for()
+    yield "a seat offered, on My registrations"
+    tab.open("/registrations/pending")
+    tab.page.get_by_role("button", name=tab.text("Accept the seat")).wait_for()
+    yield "a seat offered, on what waits"
+    tab.open(f"/events/{event.id}")
+    tab.page.get_by_text(tab.text("A seat is held for you")).first.wait_for()
+    yield "a seat offered, the event's page"
+
+
 def search_and_look(tab: Tab) -> Iterator[str]:
     tab.open("/events?level=guru&date_from=soon")
     tab.page.locator(".error-list").wait_for()
@@ -147,6 +172,15 @@ def test_axe_finds_nothing(js_tab: Tab, size: str, walk: Callable[[Tab], Iterato
     js_tab.page.set_viewport_size(SIZES[size])
     found = {state: violations(js_tab) for state in walk(js_tab)}
     assert found and all(not problems for problems in found.values()), found
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_axe_finds_nothing_when_a_waitlist_offers_a_seat(js_tab: Tab, size: str):
+    js_tab.page.set_viewport_size(SIZES[size])
+    found = {state: violations(js_tab) for state in offered_a_seat(js_tab)}
+    assert len(found) == 3
+    assert {state: problems for state, problems in found.items() if problems} == {}
 
 
 @pytest.fixture(scope="module")

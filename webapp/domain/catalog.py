@@ -107,8 +107,8 @@ CATALOG = Catalog([
         title=_l("My plans"),
         description=_l(
             "List the visitor's own registrations (ids, events, states), what waits for the "
-            "user to confirm, what the user confirmed lately, and their saved events. "
-            "Changes nothing."),
+            "user to confirm, what the user confirmed lately, their places on waitlists (a "
+            "seat offered, and until when), and their saved events. Changes nothing."),
         on_page=_l("The list on this page is refreshed."),
         schema=GetMyPlansInput,
         output=GetMyPlansOutput,

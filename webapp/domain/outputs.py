@@ -26,6 +26,8 @@ EVENT_STATES = ("open", "full", "closed", "cancelled")
 # What an empty search offers instead (actions/events.py, `nearest_searches`).
 NEAREST_KINDS = ("any_date", "same_place", "online")
 REGISTRATION_STATES = ("active", "cancelled")
+# A place on a waitlist as the person's plans list it: only live ones (`storage.waitlist`).
+WAITLIST_STATES = ("waiting", "offered")
 # What a person confirms: the human-only steps (actions/registrations.py).
 CONFIRMS = ("confirm_registration", "confirm_cancellation")
 
@@ -65,6 +67,10 @@ class EventListingOutput(EventSummaryOutput):
                                      metadata={"description": "Seats left (null: no limit)"})
     registration_deadline = _moment("registrationDeadline")
     state = fields.String(required=True, validate=validate.OneOf(EVENT_STATES))
+    waitlist = fields.Boolean(required=True, metadata={
+        "description": "Whether the event takes a waitlist: when it is full, "
+                       "prepare_event_registration prepares joining the waitlist (no seat) "
+                       "instead of refusing"})
     price_amount = fields.Integer(required=True, allow_none=True, data_key="priceAmount",
                                   metadata={"description": "0 when free; null when paid and "
                                                            "no amount is given"})
@@ -214,9 +220,28 @@ class ConfirmedOutput(ToolOutput):
     at = _moment("at")
 
 
+class WaitlistPlaceOutput(ToolOutput):
+    """A place on a full event's waitlist (`domain.waitlist.waitlist_view`)."""
+
+    id = fields.String(required=True)
+    event_id = fields.String(required=True, data_key="eventId")
+    event_title = fields.String(required=True, data_key="eventTitle")
+    starts_at = _moment("startsAt")
+    attendee_name = fields.String(required=True, data_key="attendeeName")
+    state = fields.String(required=True, validate=validate.OneOf(WAITLIST_STATES), metadata={
+        "description": "waiting: in line for a seat; offered: a seat is held for the user, "
+                       "who alone can accept it on the site"})
+    position = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "waiting: the place in line, 1 being next (null when offered)"})
+    offer_ends_at = fields.DateTime(required=True, allow_none=True, data_key="offerEndsAt",
+                                    metadata={"description": "offered: when the seat goes to "
+                                                             "the next one waiting (null when "
+                                                             "waiting)"})
+
+
 class GetMyPlansOutput(ToolOutput):
-    """`get_my_plans`: the visitor's registrations, what waits, what was confirmed lately and
-    their saved events."""
+    """`get_my_plans`: the visitor's registrations, what waits, what was confirmed lately,
+    their places on waitlists and their saved events."""
 
     registrations = fields.List(fields.Nested(RegistrationOutput), required=True)
     waiting = fields.List(fields.Nested(WaitingOutput), required=True)
@@ -224,4 +249,6 @@ class GetMyPlansOutput(ToolOutput):
         "description": "The page where the user confirms what waits"})
     confirmed_lately = fields.List(fields.Nested(ConfirmedOutput), required=True,
                                    data_key="confirmedLately")
+    waitlist = fields.List(fields.Nested(WaitlistPlaceOutput), required=True, metadata={
+        "description": "The user's places on full events' waitlists, soonest event first"})
     saved = fields.List(fields.Nested(EventSummaryOutput), required=True)

@@ -85,7 +85,7 @@ def event_listing(event: EventSummary, seats: Availability, now: datetime,
     return {**event_summary(event, timezone, pages),
             **_at_a_glance(event, seats.remaining_seats, seats.registration_deadline,
                            seats.price_amount, seats.price_currency, now, timezone,
-                           cancelled=seats.cancelled)}
+                           cancelled=seats.cancelled, waitlist=seats.waitlist)}
 
 
 def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
@@ -99,7 +99,7 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
         "venue": event.venue,
         **_at_a_glance(event, event.remaining_seats, event.registration_deadline,
                        event.price_amount, event.price_currency, now, timezone,
-                       cancelled=event.cancelled_at is not None),
+                       cancelled=event.cancelled_at is not None, waitlist=event.waitlist),
     }
     if event.cancelled_at is not None and event.cancellation_reason:
         details["cancellationReason"] = event.cancellation_reason
@@ -108,12 +108,15 @@ def event_details(event: Event, now: datetime, timezone: ZoneInfo, pages: Pages
 
 def _at_a_glance(event: EventSummary, remaining: int | None, deadline: datetime,
                  amount: int | None, currency: str, now: datetime, timezone: ZoneInfo,
-                 cancelled: bool) -> dict[str, Any]:
-    """Seats left, whether registration is open and until when, and the price."""
+                 cancelled: bool, waitlist: bool) -> dict[str, Any]:
+    """Seats left, whether registration is open and until when, whether a full event can
+    still be waited for, and the price."""
     return {
         "remainingSeats": remaining,
         "registrationDeadline": local_time(deadline, timezone),
         "state": _state(event.starts_at, deadline, remaining, now, cancelled),
+        # So a full event is no dead end at a glance: "Full · waitlist open".
+        "waitlist": waitlist,
         # What it costs: 0 when free; None when paid and the organizer gave no amount.
         "priceAmount": 0 if event.price == "free" else amount,
         "priceCurrency": currency,

@@ -96,7 +96,8 @@ class Event(EventSummary):
 @dataclass(frozen=True)
 class Availability:
     """What a list of events shows of each one's seats and cost, counted now (a card's
-    "NT$1,500 · 3 seats left · registration closes Friday"), without reading the event."""
+    "NT$1,500 · 3 seats left · registration closes Friday", or "Full · waitlist open"),
+    without reading the event."""
 
     capacity: int
     seats_taken: int
@@ -104,6 +105,8 @@ class Availability:
     price_amount: int | None
     price_currency: str
     cancelled: bool = False
+    # Whether the event lets people wait for a seat when it is full (`Event.waitlist`).
+    waitlist: bool = False
 
     @property
     def remaining_seats(self) -> int:

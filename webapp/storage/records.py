@@ -75,8 +75,8 @@ CLAIMS = ("(SELECT count(*) FROM registrations r WHERE r.event_id = {event} "
           "WHERE w.event_id = {event} AND w.state IN ('waiting', 'offered'))")
 AVAILABILITY = (
     "SELECT e.id, e.capacity, e.held_seats, e.registration_deadline, e.price_amount, "
-    "e.price_currency, e.cancelled_at, " + CLAIMS.format(event="e.id") + " AS active "
-    "FROM events e WHERE e.id IN ({ids})")
+    "e.price_currency, e.cancelled_at, e.waitlist, "
+    + CLAIMS.format(event="e.id") + " AS active FROM events e WHERE e.id IN ({ids})")
 SEATS_CLAIMED = "SELECT " + CLAIMS.format(event=":id") + " AS active"
 REGISTRATION_SELECT = (
     "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at "
@@ -508,8 +508,9 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
 
     @guarded
     def availability(self, event_ids: list[str]) -> dict[str, Availability]:
-        """The seats and cost of each event of a page of results, counted now, in one query
-        (`registrations_by_event` counts each event's active registrations)."""
+        """The seats and cost of each event of a page of results, counted now, and whether
+        each takes a waitlist, in one query (`registrations_by_event` counts each event's
+        active registrations)."""
         if not event_ids:
             return {}
         names = {f"id{number}": event_id for number, event_id in enumerate(event_ids)}
@@ -520,7 +521,8 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
             capacity=row["capacity"], seats_taken=row["held_seats"] + row["active"],
             registration_deadline=moment_out(row["registration_deadline"]),
             price_amount=row["price_amount"], price_currency=row["price_currency"],
-            cancelled=row["cancelled_at"] is not None)
+            cancelled=row["cancelled_at"] is not None,
+            waitlist=bool(row["waitlist"]))  # SQLite keeps a boolean as 0 or 1
             for row in rows}
 
     @guarded

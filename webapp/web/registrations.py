@@ -79,12 +79,14 @@ def _register_context(event_id: str) -> dict[str, Any]:
 def _index_context(own_plans: ToolResult | None = None) -> dict[str, Any]:
     """The visitor's registrations (active, then cancelled), recent activity, since when
     they have a calendar address, and their plans as get_my_plans answers them (`own_plans`,
-    else read for the page: a visit is no call, so the activity log gets no line of it)."""
+    else read for the page: a visit is no call, so the activity log gets no line of it),
+    whose places on waitlists the page lists: what the agent reads is what the person sees."""
     db = get_db()
     ctx = action_context(live_visitor(db))
-    return {**actions.registrations_overview(db, ctx, ACTIVITY_SHOWN),
-            "calendar_since": calendars.calendar_feed_since(db, ctx),
-            "plans": own_plans or plans.get_my_plans.run(db, {}, ctx)}
+    overview = actions.registrations_overview(db, ctx, ACTIVITY_SHOWN)
+    own_plans = own_plans or plans.get_my_plans.run(db, {}, ctx)
+    return {**overview, "calendar_since": calendars.calendar_feed_since(db, ctx),
+            "plans": own_plans, "waitlist": (own_plans.data or {}).get("waitlist", [])}
 
 
 @page_route(bp, "/events/<event_id>/register", "prepare_event_registration",

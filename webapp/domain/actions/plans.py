@@ -2,9 +2,11 @@
 
 An agent that prepared a registration or a cancellation must be able to see what became of it
 (the person confirms on the site, where the agent cannot look), and to cancel it needs the
-registration's id: this tool tells it both, and what the person saved. It reads only what
-belongs to the visitor the call acts for (the catalog marks it personal: over MCP it needs the
-connection), and changes nothing.
+registration's id: this tool tells it both, the person's places on waitlists (a seat offered
+to them is theirs to accept on the site until the offer ends) and what they saved. It reads
+only what belongs to the visitor the call acts for (the catalog marks it personal: over MCP it
+needs the connection), and changes nothing of theirs: like every page that shows a person's
+places, it first passes on the seats of offers whose hold ran out (`domain.waitlist`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .events import saved_events
 from .registrations import CONFIRM_CANCELLATION
 from .registrations import CONFIRM_REGISTRATION
 from .registrations import pending_reviews
+from .registrations import waitlist_places
 
 # How far back "confirmed lately" looks: a conversation with an agent may pause for hours
 # between its prepare and its next look; older confirmations are in the registrations anyway.
@@ -38,7 +41,8 @@ LATELY = timedelta(days=1)
 UNTRUSTED_PLAN_FIELDS = (
     "data.registrations[].eventTitle", "data.waiting[].review.event.title",
     "data.waiting[].review.event.venue", "data.waiting[].review.registration.eventTitle",
-    "data.confirmedLately[].eventTitle", "data.saved[].title", "data.saved[].summary")
+    "data.confirmedLately[].eventTitle", "data.waitlist[].eventTitle", "data.saved[].title",
+    "data.saved[].summary")
 
 
 @logged_as(_l("Get my plans"),
@@ -46,27 +50,32 @@ UNTRUSTED_PLAN_FIELDS = (
 @CATALOG.action("get_my_plans", answers=(Status.SUCCESS,))
 def get_my_plans(db: Storage, params: NoParams, ctx: ActionContext) -> ToolResult:
     """The visitor's registrations, what waits for them to confirm, what they confirmed
-    lately and their saved events (all empty for nobody)."""
+    lately, their places on waitlists and their saved events (all empty for nobody)."""
     registrations = db.visitor_registrations(ctx.visitor_id) if ctx.visitor_id else []
     waiting = [{"confirms": review["confirms"], "review": review["review"],
                 "expiresAt": review["expiresAt"], "preparedBy": review["source"]}
                for review in pending_reviews(db, ctx)]
-    data = {
+    data: dict[str, Any] = {
         "registrations": [registration_summary(r, ctx.timezone) for r in registrations],
         "waiting": waiting,
         "reviewUrl": ctx.pages.pending_review(),
         "confirmedLately": confirmed_lately(registrations, ctx),
+        # As the person's pages show them: an offer whose hold ran out has passed on first.
+        "waitlist": waitlist_places(db, ctx),
         "saved": saved_events(db, ctx),
     }
     active = sum(1 for r in registrations if r.state == "active")
+    offered = [place for place in data["waitlist"] if place["state"] == "offered"]
     return ToolResult(
         action="get_my_plans",
         status=Status.SUCCESS,
         message=_("Active registrations: %(active)s. Waiting for the user's confirmation: "
-                  "%(waiting)s. Saved events: %(saved)s.", active=active,
-                  waiting=len(waiting), saved=len(data["saved"])),
+                  "%(waiting)s. Places on waitlists: %(places)s (seats offered: %(offered)s). "
+                  "Saved events: %(saved)s.", active=active, waiting=len(waiting),
+                  places=len(data["waitlist"]), offered=len(offered),
+                  saved=len(data["saved"])),
         data=data,
-        next_action=_plans_next_action(bool(waiting), ctx),
+        next_action=_plans_next_action(bool(waiting), bool(offered), ctx),
         untrusted_fields=UNTRUSTED_PLAN_FIELDS,
     )
 
@@ -89,11 +98,16 @@ def confirmed_lately(registrations: list[Registration], ctx: ActionContext
              "at": local_time(at, ctx.timezone)} for at, confirms, registration in lately]
 
 
-def _plans_next_action(waiting: bool, ctx: ActionContext) -> str:
+def _plans_next_action(waiting: bool, offered: bool, ctx: ActionContext) -> str:
     cancel = _("To cancel a registration, call prepare_registration_cancellation with its id "
                "exactly as listed here; never invent ids.")
+    # Only the person accepts a seat a waitlist offers (no tool does): the agent tells them
+    # before the hold ends, or the seat goes to the next one waiting.
+    accept = (_("A seat is held for the user until the offer's offerEndsAt: only they can "
+                "accept it, at %(address)s in their own browser; tell them before then.",
+                address=ctx.pages.pending_review()) + " ") if offered else ""
     if not waiting:
-        return cancel
-    return _("What waits is done only once the user confirms it, at %(address)s in their own "
-             "browser; call get_my_plans again later to see whether they did.",
-             address=ctx.pages.pending_review()) + " " + cancel
+        return accept + cancel
+    return accept + _("What waits is done only once the user confirms it, at %(address)s in "
+                      "their own browser; call get_my_plans again later to see whether they "
+                      "did.", address=ctx.pages.pending_review()) + " " + cancel

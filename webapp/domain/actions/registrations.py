@@ -520,14 +520,12 @@ def held_registration(db: Storage, event_id: str, ctx: ActionContext) -> dict[st
 def registrations_overview(db: Storage, ctx: ActionContext, activity_shown: int
                            ) -> dict[str, Any]:
     """The visitor's registrations (active, then cancelled), their latest activity and how
-    many confirmations wait for them."""
+    many confirmations wait for them (their places on waitlists are get_my_plans')."""
     if ctx.visitor_id is None:
-        return {"active": [], "cancelled": [], "activity": [], "pending": 0, "waitlist": []}
-    waitlist = waitlist_places(db, ctx)
+        return {"active": [], "cancelled": [], "activity": [], "pending": 0}
     registrations = [registration_summary(r, ctx.timezone)
                      for r in db.visitor_registrations(ctx.visitor_id)]
     return {
-        "waitlist": waitlist,
         "active": [r for r in registrations if r["state"] == "active"],
         "cancelled": [r for r in registrations if r["state"] == "cancelled"],
         "activity": activity_lines(db, db.recent_activity(ctx.visitor_id, activity_shown),
