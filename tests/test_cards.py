@@ -16,6 +16,9 @@ from bs4 import Tag
 from helpers import JSON
 from helpers import Visitor
 from helpers import unique_email
+from test_event_cancellation import run_by
+from test_organizers import signed_in
+from test_organizers import start
 
 from webapp.web.templating import CLOSING_SOON
 from webapp.web.templating import FEW_SEATS
@@ -106,9 +109,36 @@ def test_a_full_event_says_on_its_card_whether_its_waitlist_can_be_joined(client
             if event["state"] == "full":
                 takes_waitlist.add(event["waitlist"])
                 assert said == FULL[language][event["waitlist"]], (event_id, said)
-            else:
+            # A waitlist that can be joined is not said in the colour of a refusal.
+            classes = shown[event_id].select_one(".event-availability")["class"]  # type: ignore[index]
+            assert ("event-availability--waitlist" in classes) is (
+                event["state"] == "full" and event["waitlist"]), (event_id, classes)
+            if event["state"] != "full":
                 assert FULL[language][True] not in said, (event_id, said)
     assert takes_waitlist == {False, True}  # the sample data holds both kinds of full event
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_an_organizations_page_says_of_each_event_what_its_search_card_says(app, client,
+                                                                           language):
+    shown_here = (WAITLIST_EVENT, FULL_EVENT, SMALL_EVENT)
+    organization = start(signed_in(app))
+    for event_id in shown_here:
+        run_by(app, organization, event_id)
+    page = BeautifulSoup(client.get(f"/{language}/organizations/{organization}").data,
+                         "html.parser")
+    on_its_page = {str(card.select_one("a")["href"]).rsplit("/", 1)[-1]:  # type: ignore[index]
+                   card.select_one(".event-availability") for card in page.select(".event-card")}
+    searched: dict[str, Tag] = {}
+    for url in every_page(client, language):
+        searched.update(cards(client, url))
+    assert set(on_its_page) == set(shown_here)
+    for event_id, said in on_its_page.items():
+        on_card = searched[event_id].select_one(".event-availability")
+        assert said is not None and on_card is not None
+        assert (said.get_text(" ", strip=True), said["class"]) == (
+            on_card.get_text(" ", strip=True), on_card["class"]), event_id
 
 
 @pytest.mark.both_backends
