@@ -148,6 +148,7 @@ def test_a_full_events_page_says_whether_its_waitlist_can_be_joined(client, lang
         response = client.get(f"/{language}/events/{event_id}")
         badge = BeautifulSoup(response.data, "html.parser").select_one(".badge--full")
         assert badge is not None and badge.get_text(strip=True) == FULL[language][waitlist]
+        assert ("badge--waitlist" in badge["class"]) is waitlist  # not the colour of a refusal
         assert client.get(f"/{language}/events/{event_id}", headers=JSON).get_json()[
             "data"]["event"]["waitlist"] is waitlist
 
