@@ -20,7 +20,7 @@ from helpers import three_answers
 
 DETAIL_KEYS = {"id", "url", "title", "summary", "description", "startsAt", "endsAt",
                "location", "venue", "price", "level", "remainingSeats",
-               "registrationDeadline", "state", "priceAmount", "priceCurrency"}
+               "registrationDeadline", "state", "priceAmount", "priceCurrency", "waitlist"}
 
 
 @pytest.mark.both_backends

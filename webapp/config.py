@@ -165,6 +165,9 @@ def defaults(instance_path: str) -> dict[str, Any]:
         # payload holds an address and a name, so not for ever). Failed mail stays until
         # someone has looked (`flask mail failed`).
         "MAIL_KEEP_SENT_DAYS": 30,
+        # Every form post carries a CSRF token (Flask-WTF's default, named here because the
+        # organizer area checks it itself, after membership: `webapp.web.organizer`).
+        "WTF_CSRF_ENABLED": True,
         # The CSRF token lives as long as the visitor session that holds it.
         "WTF_CSRF_TIME_LIMIT": None,
         "WTF_CSRF_FIELD_NAME": "csrf_token",
