@@ -58,6 +58,11 @@ DATE_RANGE_DAYS = 30
 FUNCTION_WORDS = {"for", "in"}
 STORAGE_REPEATS = 15  # in-process timings of each cell's storage call
 REQUESTS_PER_CELL = 9
+# The worst of 216 cells is partly the machine's worst moment (the same code's worst cell moved
+# 2.47–2.77× run to run): the ten worst of the full pass are measured again on fresh samples,
+# alternating among themselves, and the goal is judged on the worst of those.
+WORST_MEASURED_AGAIN = 10
+SAMPLES_AGAIN = 100
 
 
 @dataclass(frozen=True)
@@ -229,12 +234,17 @@ def measure(base: str, database: Path | str, rounds: int) -> dict[str, Any]:
                 samples.setdefault((query_name, column), []).append(ratio)
                 health += [before for before, _ in pairs]
             samples.setdefault(("/health", "p50 ms"), []).append(statistics.median(health))
+        ratios = {key: spread(values) for key, values in samples.items() if key[0] != "/health"}
+        measured = {key: figure for key, figure in ratios.items()
+                    if key[0] not in {query.name for query in REFERENCES}}
+        worst_ten = sorted(measured, key=lambda key: measured[key]["median"],
+                           reverse=True)[:WORST_MEASURED_AGAIN]
+        again = measure_again(client, {(name, column): path for name, column, path in cells
+                                       if (name, column) in worst_ten})
     finally:
         client.close()
-    ratios = {key: spread(values) for key, values in samples.items() if key[0] != "/health"}
-    measured = {key: figure for key, figure in ratios.items()
-                if key[0] not in {query.name for query in REFERENCES}}
     worst = max(measured, key=lambda key: measured[key]["median"])
+    worst_again = max(again, key=again.__getitem__)
     worst_query = next(query for query in rows if query.name == worst[0])
     in_process = storage_times(database, {(query.name, column): cell_path(query, column, today)
                                           for query in rows for column in FILTER_SETS})
@@ -251,10 +261,29 @@ def measure(base: str, database: Path | str, rounds: int) -> dict[str, Any]:
                   "overHealth": ratios[worst],
                   "plan": explain(database, cell_path(worst_query, worst[1], today))},
         "median": statistics.median(figure["median"] for figure in measured.values()),
+        "measuredAgain": {
+            "samples": SAMPLES_AGAIN,
+            "cells": [{"query": query, "filters": filters, "overHealth": ratio}
+                      for (query, filters), ratio in again.items()],
+            "worst": {"query": worst_again[0], "filters": worst_again[1],
+                      "overHealth": again[worst_again]}},
         "storage": {"medianMs": statistics.median(in_process.values()),
                     "slowest": {"query": slowest[0], "filters": slowest[1],
                                 "ms": in_process[slowest]}},
     }
+
+
+def measure_again(client: KeepAlive, paths: dict[tuple[str, str], str]
+                  ) -> dict[tuple[str, str], float]:
+    """Each cell of `paths` on SAMPLES_AGAIN fresh pairs of /health then the cell, taken in
+    turn across the cells (so each meets the same moments of the machine): p50 ÷ /health p50."""
+    pairs: dict[tuple[str, str], list[tuple[float, float]]] = {key: [] for key in paths}
+    for _ in range(SAMPLES_AGAIN):
+        for key, path in paths.items():
+            pairs[key].append((client.get("/health"), client.get(path)))
+    return {key: statistics.median(after for _, after in taken)
+            / statistics.median(before for before, _ in taken)
+            for key, taken in pairs.items()}
 
 
 def storage_times(database: Path | str, paths: dict[tuple[str, str], str]
