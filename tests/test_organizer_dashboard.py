@@ -23,12 +23,19 @@ from test_accounts import Inbox
 from test_accounts import sign_in
 from test_event_cancellation import cancel_address
 from test_event_cancellation import register_in
+from test_event_cancellation import run_by
 from test_organizer_events import TAIPEI
 from test_organizer_events import draft
 from test_organizer_events import publish
 from test_organizers import account_id_of
 from test_organizers import signed_in
 from test_organizers import start
+from test_waitlist import SEATS
+from test_waitlist import SMALL
+from test_waitlist import add
+from test_waitlist import fill
+from test_waitlist import join
+from test_waitlist import small_event
 
 from webapp.domain.actions.organizer_events import PAST_EVENTS_PER_PAGE
 from webapp.domain.actions.organizers import PAST_EVENTS_SHOWN
@@ -124,6 +131,20 @@ def test_each_organization_shows_its_drafts_upcoming_and_past_events(app, clock,
     assert not empty.select(".organizer-event-list, details")
     assert words(app, language, "No upcoming events.") in empty.get_text()
     assert one(empty, "h3 a")["href"] == f"/{language}/organizer/organizations/{quiet}"
+
+
+def test_people_waiting_take_no_seat_in_the_count(app, clock):
+    language = "zh-TW"
+    add(app, small_event(clock()))
+    owner = signed_in(app)
+    running = start(owner)
+    run_by(app, running, SMALL)
+    fill(app)
+    for _ in range(2):
+        assert join(Visitor(app))["status"] == "success"  # two in line, the seats all taken
+    entry = organization_entry(dashboard(owner, language), "台北網頁開發者聚會")
+    assert words(app, language, "%(taken)d of %(capacity)d seats taken",
+                 taken=SEATS, capacity=SEATS) in one(entry, ".event-list--upcoming").get_text()
 
 
 @pytest.mark.parametrize("role", ROLES)

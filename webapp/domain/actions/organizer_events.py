@@ -276,7 +276,10 @@ def event_row(organizer_event: OrganizerEvent, ctx: ActionContext) -> dict[str, 
     event = organizer_event.event
     return {"id": event.id, "title": event.title, "published": organizer_event.published,
             "startsAt": local_time(event.starts_at, ctx.timezone),
-            "seatsTaken": event.seats_taken or 0, "capacity": event.capacity,
+            # The people waiting count as claims (a seat that frees is theirs), but they
+            # take no seat: "12 of 10 seats taken" is never said.
+            "seatsTaken": min(event.seats_taken or 0, event.capacity),
+            "capacity": event.capacity,
             "cancelled": event.cancelled_at is not None,
             "url": ctx.pages.event(event.id) if organizer_event.published else None}
 
