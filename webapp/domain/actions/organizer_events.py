@@ -199,7 +199,7 @@ def edit_event(db: Storage, params: EditEventParams, ctx: ActionContext) -> Tool
                               target=event_id)
         if "starts_at" in changed and event.starts_at <= ctx.now:
             return _in_the_past(name)
-        taken = before.seats_taken or 0
+        taken = min(before.seats_taken or 0, before.capacity)  # people waiting hold no seat
         if event.capacity < taken:
             return invalid_input(name, {"capacity": [_(
                 "%(taken)d seats are taken: give at least %(taken)d.", taken=taken)]})
