@@ -26,6 +26,7 @@ from test_event_cancellation import register_in
 from test_event_cancellation import run_by
 from test_organizer_events import TAIPEI
 from test_organizer_events import draft
+from test_organizer_events import edit
 from test_organizer_events import publish
 from test_organizers import account_id_of
 from test_organizers import signed_in
@@ -145,6 +146,20 @@ def test_people_waiting_take_no_seat_in_the_count(app, clock):
     entry = organization_entry(dashboard(owner, language), "台北網頁開發者聚會")
     assert words(app, language, "%(taken)d of %(capacity)d seats taken",
                  taken=SEATS, capacity=SEATS) in one(entry, ".event-list--upcoming").get_text()
+
+
+def test_lowering_capacity_names_the_seats_taken_not_the_people_waiting(app, clock):
+    add(app, small_event(clock()))
+    manager = signed_in(app)
+    running = start(manager)
+    run_by(app, running, SMALL)
+    fill(app)
+    for _ in range(2):
+        assert join(Visitor(app))["status"] == "success"
+    refused = edit(app, manager, running, SMALL, capacity=1)
+    assert refused.status_code == 422
+    said = one(BeautifulSoup(refused.data, "html.parser"), "#edit_event-capacity-error")
+    assert f"{SEATS} seats are taken: give at least {SEATS}." in said.get_text()
 
 
 @pytest.mark.parametrize("role", ROLES)
