@@ -379,7 +379,8 @@ def cancel_the_event(tab: Tab, walk: Walk, organization: str) -> None:
     page.goto(tab.site.url(organization))
     event_link(tab, walk, "Cancel<span class=\"visually-hidden\"> %(title)s</span>").click()
     expect(page.get_by_role("main")).to_contain_text(tab.text(
-        "We will mail %(num)d attendee that the event is cancelled.") % {"num": 1})
+        "We will mail %(whom)s that the event is cancelled.") % {
+            "whom": tab.plural("%(num)d attendee", "%(num)d attendees", 1)})
     page.get_by_label(tab.text("Why it is cancelled (optional)")).fill(walk.reason)
     page.get_by_role("button", name=tab.text("Cancel the event and mail its attendees")).click()
     expect(page.get_by_text(tab.text("This event is cancelled."), exact=True)).to_be_visible()

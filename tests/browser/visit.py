@@ -130,6 +130,10 @@ class Tab:
         """What the site's pages in this tab's language say for `message` (its English)."""
         return catalog(self.language).gettext(message)
 
+    def plural(self, singular: str, plural: str, num: int) -> str:
+        """What the site's pages in this tab's language say for `num` of a thing, filled."""
+        return catalog(self.language).ngettext(singular, plural, num) % {"num": num}
+
     def press(self, button: str, then_shows: str) -> None:
         """The person presses a button and waits for the text its answer shows."""
         self.page.get_by_role("button", name=button).click()
