@@ -24,6 +24,7 @@ from mcp_helpers import McpClient
 from mcp_helpers import connect_agent
 from test_accounts import Inbox
 from test_accounts import deliver
+from test_accounts import sign_in
 from test_accounts import text_of
 from test_calendars import feed_calendar
 from test_calendars import make_feed
@@ -141,6 +142,35 @@ def test_cancelling_mails_each_attendee_once_in_their_language(app, organization
                 "section:has(#audit-title)").get_text()
     assert ("cancelled “WebMCP Intro Workshop”" if language == "en"
             else "取消了「WebMCP Intro Workshop」") in audit
+
+
+def test_an_event_that_has_ended_cannot_be_cancelled(app, clock, organization):
+    owner, organization_id = organization
+    language = "zh-TW"
+    register_in(Visitor(app), language)
+    deliver(app, Inbox())  # the registration's own mail, out of the way
+    with app.app_context():
+        ended = get_db().get_event(EVENT).ends_at  # type: ignore[union-attr]
+    clock.advance(seconds=(ended - clock()).total_seconds())  # the moment it ends
+    sign_in(app, Inbox(), owner, owner.email)  # back after the event, as a person would be
+
+    listed = one(BeautifulSoup(owner.get(f"/{language}/organizer/organizations/"
+                                         f"{organization_id}").data, "html.parser"),
+                 ".event-list--past")
+    assert listed.select(f"a[href$='/events/{EVENT}/cancel']") == []
+    page = BeautifulSoup(owner.get(cancel_address(organization_id, language)).data,
+                         "html.parser")
+    assert page.select("form[action$='/cancel']") == []
+    assert ("This event has ended" if language == "en" else "這場活動已經結束") in one(
+        page, "main").get_text()
+    refused = owner.post(cancel_address(organization_id, language), {"reason": REASON})
+    assert refused.status_code == 409
+    assert the_jsonld(refused.data)["status"] == "conflict"
+    inbox = Inbox()
+    deliver(app, inbox)
+    assert cancelled_mail(inbox) == []
+    assert query_database(app.config["DATABASE"],
+                          "SELECT cancelled_at FROM events WHERE id = ?", (EVENT,)) == [(None,)]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -65,6 +65,7 @@ def cancellation_preview(db: Storage, event_id: str, ctx: ActionContext) -> dict
     assert event is not None, "the organizer area admits events the organization runs"
     attendees, waiting = cancellation_recipients(db, event_id)
     return {"event": event_details(event, ctx.now, ctx.timezone, ctx.pages),
+            "ended": event.ends_at <= ctx.now,
             "attendees": len(attendees), "waiting": len(waiting),
             "whom": whom_we_mail(len(attendees), len(waiting))}
 
@@ -81,6 +82,9 @@ def cancel_event(db: Storage, params: CancelEventParams, ctx: ActionContext) -> 
         event = db.get_event(params["event_id"], for_update=True)
         if event is None or event.organization_id != params["organization_id"]:
             return not_found(name, _("This organization runs no such event."))
+        if event.ends_at <= ctx.now:  # its people would be told after it took place
+            return conflict(name, _("This event has ended: it can no longer be cancelled, "
+                                    "and nobody was mailed."))
         # Read before the cancellation ends the waitlist's places (and withdraws a live offer).
         attendees, waiting = cancellation_recipients(db, event.id)
         if not db.cancel_event(event.id, params["reason"], ctx.now):
