@@ -116,7 +116,7 @@ def main() -> None:
         contended = working_copy(10_000, directory)
         with gunicorn(contended, workers=4) as (base, _):
             print("4: writes under contention…", flush=True)
-            results["writes"] = writes.measure(base, contended)
+            results["writes"] = writes.measure_both(base, contended)
     results["postgresql"] = backends.measure_postgres(args.rounds)
     print("12: what mail costs…", flush=True)
     results["mail"] = mail.measure(args.rounds)

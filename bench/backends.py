@@ -40,7 +40,7 @@ def measure_postgres(rounds: int) -> dict[str, Any]:
         with postgres_working_copy(CONTENDED) as database, \
                 gunicorn(database, workers=4, log=logs / "writes.log") as (base, _):
             print("10: writes under contention on PostgreSQL…", flush=True)
-            written = writes.measure(base, database)
+            written = writes.measure_both(base, database)
     return {"matrix": searched, "writes": written}
 
 
@@ -55,7 +55,7 @@ def measure_sqlite(rounds: int) -> dict[str, Any]:
         contended = working_copy(CONTENDED, directory)
         with gunicorn(contended, workers=4) as (base, _):
             print("10: writes under contention on SQLite…", flush=True)
-            written = writes.measure(base, contended)
+            written = writes.measure_both(base, contended)
     return {"matrix": searched, "writes": written}
 
 
@@ -86,13 +86,20 @@ def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
         row("storage in-process: slowest ms",
             lambda r: f"{r['matrix']['storage']['slowest']['ms']:.3f}"),
         row("  the slowest cell", lambda r: cell(r["matrix"]["storage"]["slowest"])),
-        row("writes: confirmations per second",
-            lambda r: spread_text(r["writes"]["confirmationsPerSecond"], 0)),
-        row("writes: p50 ms", lambda r: spread_text(r["writes"]["p50Ms"], 1)),
-        row("writes: p95 ms", lambda r: spread_text(r["writes"]["p95Ms"], 1)),
-        row("writes: never oversold", lambda r: "yes" if r["writes"]["neverOversold"] else "NO"),
-        row("writes: every seat sold, each to a client told 201",
-            lambda r: "yes" if r["writes"]["soldOut"] else "NO"),
+        row("writes, one at a time: p50 ms",
+            lambda r: spread_text(r["writes"]["alone"]["p50Ms"], 1)),
+        row("writes, one at a time: p95 ms",
+            lambda r: spread_text(r["writes"]["alone"]["p95Ms"], 1)),
+        row(f"writes, {writes.CLIENTS} at once: confirmations per second",
+            lambda r: spread_text(r["writes"]["contended"]["confirmationsPerSecond"], 0)),
+        row(f"writes, {writes.CLIENTS} at once: p50 ms",
+            lambda r: spread_text(r["writes"]["contended"]["p50Ms"], 1)),
+        row(f"writes, {writes.CLIENTS} at once: p95 ms",
+            lambda r: spread_text(r["writes"]["contended"]["p95Ms"], 1)),
+        row("writes: never oversold", lambda r: "yes" if all(
+            r["writes"][run]["neverOversold"] for run in ("alone", "contended")) else "NO"),
+        row("writes: every seat sold, each to a client told 201", lambda r: "yes" if all(
+            r["writes"][run]["soldOut"] for run in ("alone", "contended")) else "NO"),
     ]
     first = next(iter(by_backend.values()))
     plans = []
@@ -103,9 +110,35 @@ def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
                   *plan_lines(worst["plan"]), ""]
     return table(
         f"10. Both backends ({max(SIZES):,} events for the matrix, gunicorn 2 workers, "
-        f"concurrency 1; {CONTENDED:,} for the writes, {first['writes']['visitors']} visitors "
-        f"per event, {first['writes']['clients']} in flight, gunicorn 4 workers)",
-        ["figure", *names], rows) + "\n".join(plans)
+        f"concurrency 1; {CONTENDED:,} for the writes, {first['writes']['alone']['visitors']} "
+        f"visitors per event, one or {writes.CLIENTS} in flight, gunicorn 4 workers)",
+        ["figure", *names], rows) + "\n".join(plans) + goals_table(by_backend)
+
+
+def goals_table(by_backend: dict[str, dict[str, Any]]) -> str:
+    """Issue 26's goals for PostgreSQL, judged against SQLite's figures of the same run."""
+    if set(by_backend) != {"SQLite", "PostgreSQL"}:
+        return ""
+    lite, pg = by_backend["SQLite"], by_backend["PostgreSQL"]
+    again = pg["matrix"]["measuredAgain"]["worst"]["overHealth"]
+    median = pg["matrix"]["median"]
+    slowest = pg["matrix"]["storage"]["slowest"]["ms"]
+    alone = (pg["writes"]["alone"]["p50Ms"]["median"]
+             / lite["writes"]["alone"]["p50Ms"]["median"])
+    rate = (pg["writes"]["contended"]["confirmationsPerSecond"]["median"]
+            / lite["writes"]["contended"]["confirmationsPerSecond"]["median"])
+    goals = [
+        ("PostgreSQL: the ten worst cells measured again, worst ≤ 3× /health",
+         f"{again:.2f}×", again <= 3),
+        ("PostgreSQL: median cell ≤ 2.5× /health", f"{median:.2f}×", median <= 2.5),
+        ("PostgreSQL: slowest cell in storage ≤ 2 ms", f"{slowest:.3f} ms", slowest <= 2),
+        ("a confirmation alone: PostgreSQL's p50 ≤ 1.5× SQLite's", f"{alone:.2f}×",
+         alone <= 1.5),
+        (f"{writes.CLIENTS} at once: PostgreSQL's confirmations per second ≥ SQLite's",
+         f"{rate:.2f}×", rate >= 1),
+    ]
+    return "\n" + table("Goals of table 10", ["goal", "measured", "met"],
+                        [[goal, figure, "yes" if met else "NO"] for goal, figure, met in goals])
 
 
 def main() -> None:

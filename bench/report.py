@@ -117,7 +117,7 @@ def goals(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
             ratio = row["js-on"][moment]["overFloor"]["median"]
             checks.append((f"{row['call']}, JS on, {when} ≤ 2× its floor", f"{ratio:.2f}×",
                            ratio <= 2))
-    writes = results["writes"]
+    writes = results["writes"]["contended"]
     checks.append(("seats never oversold", "yes" if writes["neverOversold"] else "NO",
                    writes["neverOversold"]))
     checks.append(("every seat sold, each to a client told 201", "yes" if writes["soldOut"]
@@ -202,7 +202,7 @@ def render(results: dict[str, Any]) -> str:
                       f"{int(sizes_seen[-1]):,} ÷ {int(sizes_seen[0]):,}"],
                      [[row["endpoint"], *[spread_text(row["p50Ms"][s]) for s in sizes_seen],
                        spread_text(row["growth"])] for row in results["growth"]]))
-    writes = results["writes"]
+    writes = results["writes"]["contended"]
     out.append(table(f"4. Writes under contention ({writes['visitors']} visitors per event "
                      f"confirm at once, {writes['clients']} in flight, gunicorn 4 workers)",
                      ["event", "seats", "created", "conflicts", "other", "conf/s", "p50 ms",

@@ -1,6 +1,9 @@
 """4: many visitors confirming registrations for the same events at once (4 workers):
 confirmations per second, latency, and checks that no event ever got more registrations
 than it had seats and that every seat was sold.
+
+`measure_both` runs it twice on other events: one confirmation at a time (what one
+confirmation costs, no queue at the event's lock) and CLIENTS at once (the throughput).
 """
 
 from __future__ import annotations
@@ -21,19 +24,20 @@ from .stats import percentile
 from .stats import spread
 
 VISITORS = 100  # per event: about twice its free seats, so most runs sell out
-CLIENTS = 16  # confirmations in flight at once
+CLIENTS = 8  # confirmations in flight at once
 RUNS = 3
 
 
-def open_events(database: Path | str, count: int) -> list[tuple[str, int]]:
-    """Upcoming events still open for registration, with 20 to 60 free seats each."""
+def open_events(database: Path | str, count: int, skip: int = 0) -> list[tuple[str, int]]:
+    """Upcoming events still open for registration, with 20 to 60 free seats each (after the
+    first `skip` of them, which an earlier measure sold)."""
     moment = datetime.now(UTC)
     # SQLite stores times as text (in time order); PostgreSQL as timestamptz.
     now = moment if str(database).startswith("postgresql://") else to_text(moment)
     return [(row[0], row[1]) for row in query_database(
         database, "SELECT id, capacity - held_seats FROM events WHERE registration_deadline > ? "
-        "AND capacity - held_seats BETWEEN 20 AND 60 ORDER BY starts_at, id LIMIT ?",
-        [now, count])]
+        "AND capacity - held_seats BETWEEN 20 AND 60 ORDER BY starts_at, id LIMIT ? OFFSET ?",
+        [now, count, skip])]
 
 
 def active_registrations(database: Path | str, event_id: str) -> int:
@@ -43,13 +47,14 @@ def active_registrations(database: Path | str, event_id: str) -> int:
     return count
 
 
-def confirm_at_once(base: str, event_id: str) -> tuple[list[int], list[float], float]:
-    """VISITORS people prepare a registration each, then all confirm at once.
+def confirm_at_once(base: str, event_id: str, clients: int
+                    ) -> tuple[list[int], list[float], float]:
+    """VISITORS people prepare a registration each, then confirm, `clients` at a time.
 
     Returns the answers' statuses, their latencies (ms) and the wall time of the confirmations.
     """
     visitors = [HttpVisitor(base) for _ in range(VISITORS)]
-    with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
+    with ThreadPoolExecutor(max_workers=clients) as pool:
         tokens = list(pool.map(
             lambda numbered: numbered[1].prepare_registration(
                 event_id, f"Person {numbered[0]}", f"person{numbered[0]}@example.com"),
@@ -67,11 +72,12 @@ def confirm_at_once(base: str, event_id: str) -> tuple[list[int], list[float], f
     return [status for status, _ in answers], [ms for _, ms in answers], wall
 
 
-def measure(base: str, database: Path | str) -> dict[str, Any]:
+def measure(base: str, database: Path | str, clients: int = CLIENTS, skip: int = 0
+            ) -> dict[str, Any]:
     """RUNS rounds, each on its own event; throughput and latency spread over the rounds."""
     runs: list[dict[str, Any]] = []
-    for event_id, seats in open_events(database, RUNS):
-        statuses, latencies, wall = confirm_at_once(base, event_id)
+    for event_id, seats in open_events(database, RUNS, skip):
+        statuses, latencies, wall = confirm_at_once(base, event_id, clients)
         active = active_registrations(database, event_id)
         runs.append({
             "event": event_id, "seats": seats, "created": statuses.count(201),
@@ -84,10 +90,16 @@ def measure(base: str, database: Path | str) -> dict[str, Any]:
             "p50Ms": percentile(latencies, 0.50), "p95Ms": percentile(latencies, 0.95),
         })
     return {
-        "visitors": VISITORS, "clients": CLIENTS, "runs": runs,
+        "visitors": VISITORS, "clients": clients, "runs": runs,
         "confirmationsPerSecond": spread(r["perSecond"] for r in runs),
         "p50Ms": spread(r["p50Ms"] for r in runs),
         "p95Ms": spread(r["p95Ms"] for r in runs),
         "neverOversold": not any(r["oversold"] for r in runs),
         "soldOut": all(r["soldOut"] for r in runs),
     }
+
+
+def measure_both(base: str, database: Path | str) -> dict[str, Any]:
+    """One confirmation at a time, then CLIENTS at once, each on events of its own."""
+    return {"alone": measure(base, database, clients=1),
+            "contended": measure(base, database, skip=RUNS)}
