@@ -1,0 +1,124 @@
+"""How many times a request waits for the PostgreSQL server, counted from libpq's own trace of
+the protocol: each exchange ends with the server's ReadyForQuery, so a confirmation's round
+trips are the ReadyForQuery messages its connection received.
+
+On SQLite the same calls are function calls in the process; on PostgreSQL each is a trip over
+the socket, which is what a confirmation's latency there is made of (bench table 10). The
+budgets below are what the code makes today: a change that adds a trip fails here and has to
+say why, here and in bench/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from helpers import Visitor
+
+from webapp.storage.connection import backend
+from webapp.storage.postgres import PostgresStorage
+
+pytestmark = pytest.mark.parametrize("backend_name", ["postgresql"], indirect=True)
+
+# A confirmation: BEGIN; the token's row, locked; the event's row, locked; its seats counted
+# after the lock; the visitor's other registration; the address's registration; the insert;
+# the token spent; the visitor's waitlist place; the mail queued; COMMIT; then the visitor's
+# activity line. The pool's check of the connection before lending it (an empty query) is
+# not counted here: it happens before the storage is made.
+CONFIRMATION_BUDGET = 14
+# Preparing one: the new visitor; the event, its seats and the two registration checks; the
+# held confirmation and the activity line; then the page's answer reads the visitor, the
+# event, its seats, the visitor's registration and waitlist place again to show the review.
+PREPARATION_BUDGET = 12
+
+EXCHANGE_END = re.compile(r"^B\t\d+\tReadyForQuery", re.MULTILINE)
+# What each exchange sent: a statement's text (Parse, Query) or a prepared one's name (Bind).
+SENT = re.compile(r'^F\t\d+\t(?:Parse\t "[^"]*" "|Query\t "|Bind\t "[^"]*" ")([^"]*)"',
+                  re.MULTILINE)
+# A statement told by its verb and its first table.
+GIST = re.compile(r"^\s*(?:(SELECT|DELETE)\b.*?\bFROM\s+(\w+)|(INSERT) INTO\s+(\w+)"
+                  r"|(UPDATE)\s+(\w+)|(\w+))", re.DOTALL)
+
+
+class Trips:
+    """What one request's connections sent and how often they waited for an answer."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.files: list[Path] = []
+
+    def text(self) -> str:
+        return "".join(path.read_text() for path in self.files)
+
+    @property
+    def count(self) -> int:
+        return len(EXCHANGE_END.findall(self.text()))
+
+    @property
+    def statements(self) -> list[str]:
+        """Each statement sent, as its verb and first table."""
+        gists = []
+        for sql in filter(None, SENT.findall(self.text())):  # a Bind of "" follows its Parse
+            found = GIST.match(sql)
+            gists.append(" ".join(part for part in found.groups() if part) if found else sql)
+        return gists
+
+
+@contextmanager
+def round_trips(monkeypatch, folder: Path) -> Iterator[Trips]:
+    """Trace every storage's connection made inside the block (libpq's PQtrace)."""
+    trips = Trips(folder)
+    traced = []
+    made = PostgresStorage.__init__
+
+    def tracing(self, conn):
+        made(self, conn)
+        path = folder / f"trace-{len(trips.files)}.txt"
+        trips.files.append(path)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        conn.pgconn.trace(descriptor)  # libpq owns the descriptor now (it closes it)
+        conn.pgconn.set_trace_flags(0b11)  # no timestamps; the regression format
+        traced.append(conn)
+
+    monkeypatch.setattr(PostgresStorage, "__init__", tracing)
+    try:
+        yield trips
+    finally:
+        monkeypatch.setattr(PostgresStorage, "__init__", made)
+        for conn in traced:
+            conn.pgconn.untrace()
+
+
+def test_a_confirmation_makes_a_known_number_of_round_trips(app, tmp_path, monkeypatch):
+    visitor = Visitor(app)
+    assert visitor.csrf  # the page that gives the form's token, read before counting
+    with round_trips(monkeypatch, tmp_path / "prepare") as preparing:
+        (tmp_path / "prepare").mkdir()
+        _, token = visitor.prepare_registration()
+    with round_trips(monkeypatch, tmp_path / "confirm") as confirming:
+        (tmp_path / "confirm").mkdir()
+        answer = visitor.confirm_registration(token)
+    assert answer.status_code == 201
+    print(f"\npreparing a registration: {preparing.count} round trips: "
+          f"{', '.join(preparing.statements)}")
+    print(f"confirming it: {confirming.count} round trips: {', '.join(confirming.statements)}")
+    assert 0 < confirming.count <= CONFIRMATION_BUDGET
+    assert 0 < preparing.count <= PREPARATION_BUDGET
+
+
+def test_the_count_sees_every_statement(app, tmp_path, monkeypatch):
+    """The counter itself: three statements on one storage are three round trips."""
+    with app.app_context(), round_trips(monkeypatch, tmp_path) as trips:
+        lease = backend().lease()
+        try:
+            storage = lease.storage
+            assert isinstance(storage, PostgresStorage)
+            for _ in range(3):
+                storage.conn.execute("SELECT 1")
+        finally:
+            lease.release()
+    assert trips.count == 3
