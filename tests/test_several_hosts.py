@@ -6,12 +6,16 @@ on different ports, several workers each, keep the guarantees of one.
   memory each of the 6 workers would count alone).
 - Workers SIGKILLed on both hosts during 200 confirmations and cancellations: nothing is
   lost or duplicated (the checks of test_crash_safety, on PostgreSQL).
+- Confirmations through one host and then through two, in the same run: each sells every
+  seat exactly once, and the test prints both throughputs side by side (a figure, not a
+  verdict: this machine's cores are shared by both hosts).
 
 Sessions are signed cookies: a visitor who prepared on one host confirms on the other.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import time
@@ -44,6 +48,9 @@ from test_crash_safety import prepare
 from test_crash_safety import send
 from test_crash_safety import verify
 
+from webapp import create_app
+from webapp.storage.connection import prepare_database
+
 pytestmark = pytest.mark.slow
 
 HOSTS = 2
@@ -64,14 +71,14 @@ def shared(postgres_database, redis_url) -> tuple[str, str]:
 
 
 @contextmanager
-def hosts(database: str, counters: str, folder: Path, env: dict[str, str] | None = None
-          ) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
-    """HOSTS independent gunicorn masters on one database and one Redis; [(base, master)]."""
+def hosts(database: str, counters: str, folder: Path, env: dict[str, str] | None = None,
+          count: int = HOSTS) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
+    """`count` independent gunicorn masters on one database and one Redis; [(base, master)]."""
     settings = {"FLASK_RATELIMIT_STORAGE_URI": counters, **(env or {})}
     with ExitStack() as stack:
         yield [stack.enter_context(gunicorn(database, workers=WORKERS, threads=4, env=settings,
-                                            log=folder / f"host-{number}.log"))
-               for number in range(HOSTS)]
+                                            log=folder / f"host-{count}-{number}.log"))
+               for number in range(count)]
 
 
 def test_forty_visitors_through_two_hosts_take_exactly_eight_seats(shared, tmp_path):
@@ -95,6 +102,67 @@ def test_forty_visitors_through_two_hosts_take_exactly_eight_seats(shared, tmp_p
     assert statuses == {201: 8, 409: VISITORS - 8}
     assert active == 8
     assert remaining == [0] * HOSTS
+
+
+# Per run: events of 30 free seats, each confirmed by as many visitors, 16 at a time.
+THROUGHPUT_EVENTS = 3
+THROUGHPUT_SEATS = 30
+THROUGHPUT_CLIENTS = 16
+
+
+def confirm_through(bases: list[str], events: list[str]) -> tuple[list[int], float]:
+    """Every seat of `events` confirmed by its own visitor, the visitors spread over the
+    hosts; the answers' statuses and the confirmations per second."""
+    def prepared(number: int) -> tuple[HttpVisitor, str]:
+        visitor = HttpVisitor(bases[number % len(bases)])
+        event = events[number // THROUGHPUT_SEATS]
+        return visitor, visitor.prepare_registration(event, f"Person {number}",
+                                                     f"t{number}@example.com")
+
+    with ThreadPoolExecutor(max_workers=THROUGHPUT_CLIENTS) as pool:
+        pairs = list(pool.map(prepared, range(len(events) * THROUGHPUT_SEATS)))
+        started = time.perf_counter()
+        answers = list(pool.map(lambda pair: pair[0].confirm_registration(pair[1]), pairs))
+        seconds = time.perf_counter() - started
+    return [answer.status for answer in answers], len(answers) / seconds
+
+
+def test_confirmations_through_one_host_then_two(shared, tmp_path):
+    database, counters = shared
+    runs = {1: [f"evt-throughput-one-{n}" for n in range(THROUGHPUT_EVENTS)],
+            HOSTS: [f"evt-throughput-two-{n}" for n in range(THROUGHPUT_EVENTS)]}
+    import_throughput_events(database, tmp_path, [e for events in runs.values() for e in events])
+    measured = {}
+    for count, events in runs.items():
+        with hosts(database, counters, tmp_path, count=count) as servers:
+            statuses, per_second = confirm_through([base for base, _ in servers], events)
+        active = query_database(database, "SELECT count(*) FROM registrations WHERE "
+                                          "state = 'active' AND event_id = ANY(?)", [events])
+        measured[count] = (statuses, active[0][0], per_second)
+    print(f"\nseveral hosts, throughput: {len(runs[1]) * THROUGHPUT_SEATS} confirmations, "
+          f"{THROUGHPUT_CLIENTS} in flight, {WORKERS} workers a host: "
+          + "; ".join(f"{count} host{'s' if count > 1 else ''} {per_second:.0f}/s"
+                      for count, (_, _, per_second) in measured.items())
+          + f" ({measured[HOSTS][2] / measured[1][2]:.2f}x)")
+    for statuses, active, _ in measured.values():
+        assert statuses == [201] * THROUGHPUT_EVENTS * THROUGHPUT_SEATS
+        assert active == THROUGHPUT_EVENTS * THROUGHPUT_SEATS
+
+
+def import_throughput_events(database: str, folder: Path, events: list[str]) -> None:
+    """Events of THROUGHPUT_SEATS free seats each, imported before the hosts start."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "x", "DATABASE": database})
+    with app.app_context():
+        prepare_database()
+    rows = [{"id": event, "title": f"Throughput {event}", "summary": "Seats to confirm.",
+             "location": "online", "venue": "Online", "price": "free", "level": "beginner",
+             "capacity": THROUGHPUT_SEATS, "heldSeats": 0,
+             "schedule": {"startsInDays": 10, "startTime": "10:00", "durationMinutes": 60}}
+            for event in events]
+    file = folder / "throughput-events.json"
+    file.write_text(json.dumps({"events": rows}))
+    result = app.test_cli_runner().invoke(args=["import-events", str(file)])
+    assert result.exit_code == 0, result.output
 
 
 def test_one_clients_writes_through_both_hosts_draw_from_one_budget(shared, tmp_path):
@@ -168,7 +236,7 @@ def send_while_killing(operations: list[Operation], database: str, servers, fold
             batch = operations[start:start + wave]
             for host, (_, master) in enumerate(servers):  # a killed worker's successor too
                 replaced = len(range(host, number, HOSTS))
-                wait_until_ready(folder / f"host-{host}.log", WORKERS + replaced, master)
+                wait_until_ready(folder / f"host-{HOSTS}-{host}.log", WORKERS + replaced, master)
             base, master = servers[number % HOSTS]
             with confirmations_locked(database):
                 in_flight = [pool.submit(send, operation) for operation in batch]
