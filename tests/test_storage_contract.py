@@ -348,12 +348,28 @@ def test_times_come_back_as_stored_to_the_second_in_utc(backend):
     with opened(backend) as storage:
         someone = visitor(storage, 1)
         storage.save_event(someone, EVENT.id, NOW)
-        moment = NOW + timedelta(microseconds=654321)
-        storage.extend_visitor(someone, moment.astimezone(TAIPEI))
-        assert storage.visitor_expires_at(someone) == NOW
+        later = NOW + timedelta(days=2)
+        moment = later + timedelta(microseconds=654321)
+        assert storage.keep_visitor_alive(someone, NOW, moment.astimezone(TAIPEI))
+        assert storage.visitor_expires_at(someone) == later
         event = storage.get_event(EVENT.id)
         assert event == EVENT
         assert event is not None and event.starts_at.tzinfo == UTC
+
+
+def test_keeping_a_visitor_alive_extends_a_live_session_and_never_shortens_it(backend):
+    with opened(backend) as storage:
+        someone = visitor(storage, 1)  # alive until NOW + 1 day
+        assert storage.keep_visitor_alive(someone, NOW, NOW + timedelta(hours=1))
+        assert storage.visitor_expires_at(someone) == NOW + timedelta(days=1)  # not shortened
+        assert storage.keep_visitor_alive(someone, NOW, NOW + timedelta(days=3))
+        assert storage.visitor_expires_at(someone) == NOW + timedelta(days=3)
+        # At the moment it ends (or after), and for nobody, nothing is extended.
+        ended = NOW + timedelta(days=3)
+        assert not storage.keep_visitor_alive(someone, ended, ended + timedelta(days=1))
+        assert storage.visitor_expires_at(someone) == ended
+        assert not storage.keep_visitor_alive("visitor-nobody", NOW, NOW + timedelta(days=1))
+        assert storage.visitor_expires_at("visitor-nobody") is None
 
 
 def test_an_event_keeps_its_price(backend):

@@ -203,7 +203,11 @@ SET_INDEX_VERSION = "UPDATE search_index SET terms_version = :version"
 CREATE_VISITOR = ("INSERT INTO visitors (id, created_at, expires_at) "
                   "VALUES (:id, :created_at, :expires_at)")
 VISITOR_EXPIRES_AT = "SELECT expires_at FROM visitors WHERE id = :id"
-EXTEND_VISITOR = "UPDATE visitors SET expires_at = :expires_at WHERE id = :id"
+# One statement checks the session is alive and extends it (never shortening it: an account's
+# visitor is kept past its sessions): a write's first round trip, not two.
+KEEP_VISITOR_ALIVE = ("UPDATE visitors SET expires_at = CASE WHEN expires_at > :until "
+                      "THEN expires_at ELSE :until END "
+                      "WHERE id = :id AND expires_at > :now RETURNING id")
 SAVE_EVENT = ("INSERT INTO saved_events (visitor_id, event_id, saved_at) "
               "VALUES (:visitor_id, :event_id, :saved_at) "
               "ON CONFLICT (visitor_id, event_id) DO NOTHING")
@@ -547,10 +551,12 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         return self.dialect.moment_out(row["expires_at"]) if row else None
 
     @guarded
-    def extend_visitor(self, visitor_id: str, expires_at: datetime) -> None:
-        """Keep an active visitor's session alive until `expires_at`."""
-        self._run(EXTEND_VISITOR, {"expires_at": self.dialect.moment_in(expires_at),
-                                   "id": visitor_id})
+    def keep_visitor_alive(self, visitor_id: str, now: datetime, until: datetime) -> bool:
+        """Extend a visitor's session to at least `until` if it is alive at `now`; False when
+        it is over or unknown (nothing is written then)."""
+        moment_in = self.dialect.moment_in
+        return self._returning(KEEP_VISITOR_ALIVE, {
+            "id": visitor_id, "now": moment_in(now), "until": moment_in(until)}) is not None
 
     # -- saved events -------------------------------------------------------------------
 

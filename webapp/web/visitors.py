@@ -73,11 +73,8 @@ def keep_alive(db: Storage, visitor_id: str) -> str:
     """Extend the session of the visitor a write belongs to (from their cookie, or the agent
     they connected); SessionExpired when it is already over."""
     now = site_now()
-    expires = db.visitor_expires_at(visitor_id)
-    if expires is None or expires <= now:
+    if not db.keep_visitor_alive(visitor_id, now, now + _lifetime()):
         raise SessionExpired
-    # Never sooner than it was: an account's visitor is kept past its sessions.
-    db.extend_visitor(visitor_id, max(expires, now + _lifetime()))
     return visitor_id
 
 
