@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,7 +145,7 @@ class PostgresBackend:
                 # server dropped (a restart, a failover) is replaced, not handed out.
                 self._pool = ConnectionPool(
                     self.url, min_size=0, max_size=self.max_connections, open=False,
-                    kwargs=CONNECTION_OPTIONS, check=ConnectionPool.check_connection,
+                    kwargs=CONNECTION_OPTIONS, check=check_when_spoken_to,
                     name=f"webmcp-events-{os.getpid()}", timeout=10)
                 self._pool.open()
                 self._pid = os.getpid()
@@ -174,6 +175,19 @@ class PostgresBackend:
             if self._pool is not None and self._pid == os.getpid():
                 self._pool.close()
             self._pool = None
+
+
+def check_when_spoken_to(conn: Any) -> None:
+    """The pool's check of a connection before lending it, without a round trip when it can
+    be spared: a server that ends a connection (a restart, pg_terminate_backend, a failover)
+    first sends why and closes the socket, so a kept connection with nothing to read is
+    lent as it is; one with something unasked for is asked at once (psycopg_pool's own
+    check, an empty query), and replaced if that fails. Every request used to pay that query.
+    """
+    from psycopg_pool import ConnectionPool
+
+    if conn.closed or select.select([conn.fileno()], [], [], 0)[0]:
+        ConnectionPool.check_connection(conn)
 
 
 def backend_for(database: str | os.PathLike[str], busy_timeout_ms: int,
