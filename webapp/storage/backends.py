@@ -182,12 +182,20 @@ def check_when_spoken_to(conn: Any) -> None:
     be spared: a server that ends a connection (a restart, pg_terminate_backend, a failover)
     first sends why and closes the socket, so a kept connection with nothing to read is
     lent as it is; one with something unasked for is asked at once (psycopg_pool's own
-    check, an empty query), and replaced if that fails. Every request used to pay that query.
+    check, an empty query: an exchange, which asked every time would cost every request),
+    and replaced if that fails.
     """
     from psycopg_pool import ConnectionPool
 
-    if conn.closed or select.select([conn.fileno()], [], [], 0)[0]:
+    if conn.closed or spoken_to(conn.fileno()):
         ConnectionPool.check_connection(conn)
+
+
+def spoken_to(socket: int) -> bool:
+    """Whether the server sent something on an idle connection's socket (or closed it)."""
+    waiting = select.poll()  # poll, not select: any descriptor number
+    waiting.register(socket, select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(waiting.poll(0))
 
 
 def backend_for(database: str | os.PathLike[str], busy_timeout_ms: int,
