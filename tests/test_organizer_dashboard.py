@@ -39,7 +39,7 @@ from test_waitlist import join
 from test_waitlist import small_event
 
 from webapp.domain.actions.organizer_events import PAST_EVENTS_PER_PAGE
-from webapp.domain.actions.organizers import PAST_EVENTS_SHOWN
+from webapp.domain.actions.organizer_events import PAST_EVENTS_SHOWN
 from webapp.domain.organizers import CHECK_IN
 from webapp.domain.organizers import MANAGE_EVENTS
 from webapp.domain.organizers import ROLES
@@ -273,3 +273,37 @@ def test_past_events_are_capped_with_a_paged_list_of_all_in_one_read(app, clock,
     assert refused.status_code == 422
     assert the_jsonld(refused.data)["status"] == "invalid_input"
     assert "page" in the_jsonld(refused.data)["errors"]
+
+
+def test_the_organization_page_lists_its_latest_past_events_and_links_to_all(app, clock):
+    """An organization's own page lists its upcoming events and only its latest
+    PAST_EVENTS_SHOWN past ones (it used to read and list every one it ever held), with the
+    dashboard's link to all of them."""
+    owner = signed_in(app)
+    busy = start(owner, "台北網頁開發者聚會")
+    many = PAST_EVENTS_SHOWN + 2
+    titles_by_start = [f"聚會第 {day} 場" for day in range(1, many + 1)]
+    for day, title in enumerate(titles_by_start, start=1):
+        published(app, owner, busy, title, day)
+    clock.advance(days=many + 1)  # every one of them has ended
+    sign_in(app, Inbox(), owner, owner.email)
+    upcoming = published(app, owner, busy, "下個月的聚會", 30)
+    page = BeautifulSoup(owner.get(f"/en/organizer/organizations/{busy}").data, "html.parser")
+    assert titles(page, ".event-list--past") == list(reversed(titles_by_start))[
+        :PAST_EVENTS_SHOWN]
+    assert [a["href"] for a in page.select(".event-list--upcoming li > a")] == [
+        f"/en/organizer/organizations/{busy}/events/{upcoming}"]
+    link = one(page, "a.all-past-events")
+    assert str(many) in link.get_text()
+    assert link["href"] == f"/en/organizer/organizations/{busy}/past-events"
+
+
+def test_an_organization_page_with_few_past_events_offers_no_link_to_more(app, clock):
+    owner = signed_in(app)
+    quiet = start(owner, "高雄 AI 社群")
+    published(app, owner, quiet, "已辦過的聚會", 1)
+    clock.advance(days=2)
+    sign_in(app, Inbox(), owner, owner.email)
+    page = BeautifulSoup(owner.get(f"/en/organizer/organizations/{quiet}").data, "html.parser")
+    assert titles(page, ".event-list--past") == ["已辦過的聚會"]
+    assert not page.select("a.all-past-events")

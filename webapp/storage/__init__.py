@@ -789,7 +789,12 @@ class Storage(Protocol):
 
     def event_edits_since(self, event_id: str, version: int) -> list[str]: ...
 
-    def organization_events(self, organization_id: str) -> list[OrganizerEvent]: ...
+    def organization_events(self, organization_id: str, now: datetime, past_shown: int
+                            ) -> tuple[list[OrganizerEvent], int]:
+        """The organization's drafts and published events (seats counted), the latest start
+        first, but of those ended by `now` only the latest `past_shown`; and how many have
+        ended."""
+        ...
 
     def account_organization_events(self, account_id: str, now: datetime, past_shown: int
                                     ) -> tuple[list[OrganizerEvent], dict[str, int]]:

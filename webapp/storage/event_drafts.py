@@ -64,9 +64,6 @@ EDITS_SINCE = ("SELECT changed FROM event_edits WHERE event_id = :event_id "
 # them into drafts, upcoming and past.
 ORGANIZATION_DRAFTS = ("SELECT * FROM event_drafts WHERE organization_id = :organization_id "
                        "ORDER BY starts_at DESC, id")
-ORGANIZATION_EVENTS = ("SELECT e.*, {claims} AS claimed FROM events e "
-                       "WHERE e.organization_id = :organization_id "
-                       "ORDER BY e.starts_at DESC, e.id")
 # Every event of every organization an account is in, drafts and published alike, in one
 # read whatever the number of organizations (the organizer dashboard): a draft's row has the
 # published event's columns too, empty, and says which it is in `published`. Of the events
@@ -91,6 +88,15 @@ ACCOUNT_EVENTS = (
     "FROM events e JOIN memberships m ON m.organization_id = e.organization_id "
     "WHERE m.account_id = :account_id) listed "
     "WHERE listed.past_place <= :past_shown "
+    "ORDER BY listed.starts_at DESC, listed.id")
+# An organization's published events for its organizer page: those not ended by `:now`, and
+# of the ended ones only the latest `:past_shown` (the rest are a link away, a page at a time).
+ORGANIZATION_EVENTS = (
+    "SELECT * FROM (SELECT e.*, {claims} AS claimed FROM events e "
+    "WHERE e.organization_id = :organization_id AND e.ends_at > :now "
+    "UNION ALL SELECT * FROM (SELECT e.*, {claims} AS claimed FROM events e "
+    f"WHERE e.organization_id = :organization_id AND {_ENDED} "
+    "ORDER BY e.starts_at DESC, e.id LIMIT :past_shown) ended) listed "
     "ORDER BY listed.starts_at DESC, listed.id")
 # An organization's published events that have ended, the latest first: a page of them, and
 # how many there are.
@@ -219,13 +225,18 @@ class EventDraftRecords:
         return list(changed)
 
     @guarded
-    def organization_events(self, organization_id: str) -> list[OrganizerEvent]:
+    def organization_events(self, organization_id: str, now: datetime, past_shown: int
+                            ) -> tuple[list[OrganizerEvent], int]:
         """The organization's drafts, then its published events (seats counted), each the
-        latest start first."""
-        params = {"organization_id": organization_id}
+        latest start first, but of those ended by `now` only the latest `past_shown`; and how
+        many have ended in all."""
+        params = {"organization_id": organization_id, "now": self.dialect.moment_in(now)}
+        counted = self._one(COUNT_PAST_EVENTS, params)
         return ([self._draft_of(row) for row in self._rows(ORGANIZATION_DRAFTS, params)]
                 + [self._published_of(row) for row in self._rows(
-                    ORGANIZATION_EVENTS.format(claims=self._claims()), params)])
+                    ORGANIZATION_EVENTS.format(claims=self._claims()),
+                    {**params, "past_shown": past_shown})],
+                int(counted["past"]) if counted else 0)
 
     @guarded
     def account_organization_events(self, account_id: str, now: datetime, past_shown: int

@@ -285,10 +285,12 @@ def event_row(organizer_event: OrganizerEvent, ctx: ActionContext) -> dict[str, 
 
 
 def organization_events(db: Storage, organization_id: str, ctx: ActionContext
-                        ) -> dict[str, list[dict[str, Any]]]:
+                        ) -> dict[str, Any]:
     """The organization's events as its page lists them: drafts, upcoming (the soonest
-    first) and past (the latest first)."""
-    return events_by_time(db.organization_events(organization_id), ctx)
+    first) and the latest PAST_EVENTS_SHOWN past ones (the latest first), with how many have
+    ended in all (`pastEvents`)."""
+    found, past = db.organization_events(organization_id, ctx.now, PAST_EVENTS_SHOWN)
+    return {**events_by_time(found, ctx), "pastEvents": past}
 
 
 def events_by_time(found: Sequence[OrganizerEvent], ctx: ActionContext
@@ -303,8 +305,10 @@ def events_by_time(found: Sequence[OrganizerEvent], ctx: ActionContext
                  if one.published and one.event.ends_at <= ctx.now]}
 
 
-# How many past events a page of an organization's past events lists (the dashboard lists
-# the latest few, `organizers.PAST_EVENTS_SHOWN`, and links to these pages).
+# How many of an organization's past events its page and the dashboard list, the latest first
+# (all of them are a link away, a page at a time).
+PAST_EVENTS_SHOWN = 5
+# How many past events a page of an organization's past events lists.
 PAST_EVENTS_PER_PAGE = 20
 # Far past any organization's list; a bound so that a typed page number is never a huge offset.
 LAST_PAST_EVENTS_PAGE = 10_000

@@ -55,13 +55,11 @@ from ..schemas import RevokeInvitationInput
 from ..schemas import RevokeInvitationParams
 from ..tokens import hash_token
 from . import ActionContext
+from .organizer_events import PAST_EVENTS_SHOWN
 from .organizer_events import events_by_time
 
 # How many lines of its audit log an organization's page shows.
 AUDIT_LINES_SHOWN = 50
-# How many of each organization's past events the dashboard lists, the latest first (all of
-# them are a link away, a page at a time).
-PAST_EVENTS_SHOWN = 5
 # How long an invitation's link works.
 INVITATION_LIFETIME = timedelta(days=7)
 
