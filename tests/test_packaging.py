@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -21,6 +22,11 @@ from helpers import PROJECT_ROOT
 from servers import HttpVisitor
 from servers import free_port
 from servers import wait_until_up
+
+# What a build, a test run or development leaves in a checkout, none of it packed.
+BUILD_LEFTOVERS = shutil.ignore_patterns(
+    ".git", ".venv", "node_modules", "build", "dist", "*.egg-info", "__pycache__", "instance",
+    ".mypy_cache", ".hypothesis", ".pytest_cache", ".ruff_cache", "tests", "bench")
 
 # What only development uses: none of it may be imported to serve a request.
 DEV_ONLY = ("bs4", "webapp.dev", "flask_webmcp.dev")
@@ -64,9 +70,15 @@ def test_a_plain_install_serves_the_site(tmp_path):
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=True)
     bin_dir = environment / "bin"
+    # pip builds in the folder it is given (build/, egg-info, the compiled catalogs): a copy
+    # of the checkout, so that no build rewrites a file the other test workers are reading.
+    checkout = shutil.copytree(PROJECT_ROOT, tmp_path / "checkout", ignore=BUILD_LEFTOVERS)
+    # The site's compiled catalogs are not committed: the build must make them itself.
+    for compiled in checkout.glob("webapp/translations/*/LC_MESSAGES/*.mo"):
+        compiled.unlink()
     # The toolkit first, from its folder, as the README's commands install it.
-    subprocess.run([bin_dir / "pip", "install", "--quiet", str(PROJECT_ROOT / "flask-webmcp"),
-                    str(PROJECT_ROOT)], check=True, cwd=tmp_path)
+    subprocess.run([bin_dir / "pip", "install", "--quiet", str(checkout / "flask-webmcp"),
+                    str(checkout)], check=True, cwd=tmp_path)
     has_bs4 = subprocess.run([bin_dir / "python", "-c", "import bs4"], capture_output=True)
     assert has_bs4.returncode != 0, "bs4 is a development dependency, not the site's"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -19,6 +20,9 @@ import pytest
 EXTENSION = Path(__file__).resolve().parent.parent
 README = (EXTENSION / "README.md").read_text(encoding="utf-8")
 # A file the quick start shows: an HTML comment naming it, then its fenced block.
+# What a build or a test run leaves in a checkout, never part of what pip is given to build.
+BUILD_LEFTOVERS = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__",
+                                         ".pytest_cache", "tests", "docs")
 SHOWN_FILE = re.compile(r"<!-- file: (?P<name>\S+) -->\n```\w+\n(?P<body>.*?)```", re.DOTALL)
 
 
@@ -66,7 +70,10 @@ def test_the_quick_start_shows_every_file_it_needs():
 def test_the_quick_start_works_as_written(tmp_path):
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=True)
-    subprocess.run([environment / "bin" / "pip", "install", "--quiet", str(EXTENSION)],
+    # pip builds in the folder it is given (its build/ and egg-info): a copy, so that this
+    # build never races the site's suite building the same folder at the same moment.
+    sources = shutil.copytree(EXTENSION, tmp_path / "flask-webmcp", ignore=BUILD_LEFTOVERS)
+    subprocess.run([environment / "bin" / "pip", "install", "--quiet", str(sources)],
                    check=True, cwd=tmp_path)
     site = tmp_path / "site"
     for name, body in quick_start_files().items():
