@@ -180,8 +180,16 @@ def precompressed_static():
         fcntl.flock(lock, fcntl.LOCK_EX)
         for root, _, files in os.walk(PROJECT_ROOT / "static"):
             for name in files:
-                if compressor.should_compress(name):
-                    list(compressor.compress(os.path.join(root, name)))
+                path = os.path.join(root, name)
+                if compressor.should_compress(name) and not compressed_already(path):
+                    list(compressor.compress(path))
+
+
+def compressed_already(path: str) -> bool:
+    """Whether `path`'s gzip copy is as new as it: then it is not written again, since a
+    worker's server may be sending that copy at this moment (a rewrite is not atomic)."""
+    copy = path + ".gz"
+    return os.path.exists(copy) and os.path.getmtime(copy) >= os.path.getmtime(path)
 
 
 @pytest.fixture(scope="module", autouse=True)
