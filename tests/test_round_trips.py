@@ -17,10 +17,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import JSON
 from helpers import Visitor
 
 from webapp.storage.connection import backend
+from webapp.storage.postgres import PostgresIndex
 from webapp.storage.postgres import PostgresStorage
+from webapp.storage.postings import SlotPostings
 
 pytestmark = pytest.mark.parametrize("backend_name", ["postgresql"], indirect=True)
 
@@ -35,6 +38,9 @@ CONFIRMATION_BUDGET = 13
 # held confirmation and the activity line; then the page's answer reads the visitor, the
 # event, its seats, the visitor's registration and waitlist place again to show the review.
 PREPARATION_BUDGET = 12
+# A search that reads the slot postings: the counts of its terms, with the postings' layout
+# beside them; the first batch of postings; the summaries of the page; their seats.
+SEARCH_BUDGET = 4
 
 EXCHANGE_END = re.compile(r"^B\t\d+\tReadyForQuery", re.MULTILINE)
 # What each exchange sent: a statement's text (Parse, Query) or a prepared one's name (Bind).
@@ -109,6 +115,29 @@ def test_a_confirmation_makes_a_known_number_of_round_trips(app, tmp_path, monke
     print(f"confirming it: {confirming.count} round trips: {', '.join(confirming.statements)}")
     assert 0 < confirming.count <= CONFIRMATION_BUDGET
     assert 0 < preparing.count <= PREPARATION_BUDGET
+
+
+def test_a_search_through_the_postings_makes_a_known_number_of_round_trips(
+        app, tmp_path, monkeypatch):
+    # The sample's few events would be read through the GIN index: every search is made to
+    # take the postings, the way a common word's does among 100 000 events.
+    monkeypatch.setattr(PostgresIndex, "few_holders", -1)
+    monkeypatch.setattr(PostgresIndex, "most_spans", 10**9)
+    visitor = Visitor(app)
+    search = "/events?query=webmcp"
+    # Once before counting: a kept connection has its statements prepared (a first use is
+    # one more trip each, once per connection).
+    assert visitor.get(search, headers=JSON).status_code == 200
+    batches = []
+    read = SlotPostings.read
+    monkeypatch.setattr(SlotPostings, "read", lambda *args: batches.append(1) or read(*args))
+    with round_trips(monkeypatch, tmp_path) as searching:
+        found = visitor.get(search, headers=JSON)
+    assert found.status_code == 200 and found.get_json()["data"]["count"] > 0
+    print(f"\na search: {searching.count} round trips (prepared statements named): "
+          f"{', '.join(searching.statements)}")
+    assert batches == [1]  # it did take the postings, in one batch
+    assert 0 < searching.count <= SEARCH_BUDGET
 
 
 def test_the_count_sees_every_statement(app, tmp_path, monkeypatch):

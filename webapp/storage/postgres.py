@@ -402,9 +402,13 @@ class PostgresIndex:
         (term@location -> count), with the every-event term of each among them."""
         ranges = holding_ranges(terms)
         where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
-        return {row["term"]: row["events"] for row in self.conn.execute(
-            f"SELECT term, events FROM search_terms WHERE {where}",
-            [bound for low_high in ranges for bound in low_high], prepare=True)}
+        # The postings' layout rides along (computed once, not per row): the page read next
+        # needs it, and a search then waits for the server one time fewer.
+        rows = self.conn.execute(
+            f"SELECT term, events, {postings.LAYOUT_COLUMNS} FROM search_terms WHERE {where}",
+            [bound for low_high in ranges for bound in low_high], prepare=True).fetchall()
+        self.postings.learn_layout(rows[0] if rows else None)
+        return {row["term"]: row["events"] for row in rows}
 
     def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
         """The page and capped count of `plan`'s matches (read as `_read_matches` says)."""

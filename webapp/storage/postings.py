@@ -113,6 +113,13 @@ def matching_keys(row: Sequence[Any], width: int) -> list[int]:
     return [key for key in keys if key != FREE]
 
 
+# The layout's columns (NULL span_keys: not built), for a statement of their own or beside
+# another one's rows: a search reads them with its counts (`PostgresIndex.counts`) rather
+# than waiting for the server once more only for them.
+LAYOUT_COLUMNS = ("(SELECT span_keys FROM search_index) AS span_keys, "
+                  "(SELECT count(*) FROM search_spans) AS spans")
+
+
 @dataclass(frozen=True)
 class Layout:
     """How the postings are cut: `span_keys` keys a span, `spans` spans stored."""
@@ -177,12 +184,14 @@ class SlotPostings:
         postings are rebuilt (`PostgresIndex.rebuild`: a new version of `search`, or the
         migration adding them), and the count of spans only sizes the first batch."""
         if self._layout is None:
-            row = self.conn.execute(
-                "SELECT span_keys, (SELECT count(*) FROM search_spans) AS spans "
-                "FROM search_index", prepare=True).fetchone()
-            if row is not None and row["span_keys"] is not None:
-                self._layout = Layout(row["span_keys"], row["spans"])
+            self.learn_layout(self.conn.execute(f"SELECT {LAYOUT_COLUMNS}",
+                                                prepare=True).fetchone())
         return self._layout
+
+    def learn_layout(self, row: DictRow | None) -> None:
+        """Keep the layout a row read with `LAYOUT_COLUMNS` says (None: nothing read)."""
+        if row is not None and row["span_keys"] is not None:
+            self._layout = Layout(row["span_keys"], row["spans"])
 
     def read(self, conjunctions: list[list[str]], starts: list[int], end_span: int | None,
              limit: int) -> Batch:
