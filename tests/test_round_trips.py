@@ -130,7 +130,12 @@ def test_a_search_through_the_postings_makes_a_known_number_of_round_trips(
     assert visitor.get(search, headers=JSON).status_code == 200
     batches = []
     read = SlotPostings.read
-    monkeypatch.setattr(SlotPostings, "read", lambda *args: batches.append(1) or read(*args))
+
+    def counted(*args):
+        batches.append(1)
+        return read(*args)
+
+    monkeypatch.setattr(SlotPostings, "read", counted)
     with round_trips(monkeypatch, tmp_path) as searching:
         found = visitor.get(search, headers=JSON)
     assert found.status_code == 200 and found.get_json()["data"]["count"] > 0
