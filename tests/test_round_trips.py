@@ -29,15 +29,13 @@ pytestmark = pytest.mark.parametrize("backend_name", ["postgresql"], indirect=Tr
 
 # A confirmation: the visitor's session checked and extended (one UPDATE); BEGIN; the
 # token's row, locked; the event's row, locked; its seats counted after the lock; the
-# visitor's other registration; the address's registration; the insert; the token spent; the
-# visitor's waitlist place; the mail queued; COMMIT; then the visitor's activity line. The
-# pool's check of the connection before lending it (an empty query) is not counted here: it
-# happens before the storage is made.
-CONFIRMATION_BUDGET = 13
-# Preparing one: the new visitor; the event, its seats and the two registration checks; the
-# held confirmation and the activity line; then the page's answer reads the visitor, the
-# event, its seats, the visitor's registration and waitlist place again to show the review.
-PREPARATION_BUDGET = 12
+# visitor's registration and the address's, in one statement; the insert; the token spent;
+# the visitor's waitlist place; the mail queued; COMMIT; then the visitor's activity line.
+CONFIRMATION_BUDGET = 12
+# Preparing one: the new visitor; the event, its seats and the registration check; the held
+# confirmation and the activity line; then the page's answer reads the visitor, the event,
+# its seats, the visitor's registration and waitlist place again to show the review.
+PREPARATION_BUDGET = 11
 # A search that reads the slot postings: the counts of its terms, with the postings' layout
 # beside them; the first batch of postings; the summaries of the page; their seats.
 SEARCH_BUDGET = 4

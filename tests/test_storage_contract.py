@@ -31,6 +31,7 @@ from webapp.storage import Event
 from webapp.storage import EventQuery
 from webapp.storage import Organization
 from webapp.storage import Registration
+from webapp.storage import RegistrationCheck
 from webapp.storage import Storage
 from webapp.storage import StorageError
 from webapp.storage import WaitlistEntry
@@ -216,14 +217,37 @@ def test_one_active_registration_per_visitor_and_event(backend):
 
 def test_an_email_address_is_registered_in_any_case_until_cancelled(backend):
     with opened(backend) as storage:
-        someone = visitor(storage, 1)
-        assert storage.email_registered(EVENT.id, "p1@example.com") is False
+        someone, other = visitor(storage, 1), visitor(storage, 2)
+
+        def taken(email: str) -> bool:
+            return storage.registration_check(other, EVENT.id, email).email_taken
+
+        assert taken("p1@example.com") is False
         storage.create_registration(registration(someone, 1))
-        assert storage.email_registered(EVENT.id, "p1@example.com") is True
-        assert storage.email_registered(EVENT.id, "P1@Example.COM") is True  # kept before
-        assert storage.email_registered(EVENT.id, "p2@example.com") is False
+        assert taken("p1@example.com") is True
+        assert taken("P1@Example.COM") is True  # kept before addresses were in lower case
+        assert taken("p2@example.com") is False
         storage.cancel_registration("reg-1", NOW)
-        assert storage.email_registered(EVENT.id, "p1@example.com") is False
+        assert taken("p1@example.com") is False
+
+
+def test_the_registration_check_finds_the_visitors_own_active_registration(backend):
+    with opened(backend) as storage:
+        someone, other = visitor(storage, 1), visitor(storage, 2)
+        assert storage.registration_check(someone, EVENT.id, "new@example.com") == (
+            RegistrationCheck(visitor_registration=None, email_taken=False))
+        storage.create_registration(registration(someone, 1))
+        mine = storage.registration_check(someone, EVENT.id, "new@example.com")
+        assert mine == RegistrationCheck(
+            visitor_registration=storage.active_registration(someone, EVENT.id),
+            email_taken=False)
+        assert mine.visitor_registration is not None
+        assert mine.visitor_registration.event_title == EVENT.title
+        assert storage.registration_check(other, EVENT.id, "new@example.com") == (
+            RegistrationCheck(visitor_registration=None, email_taken=False))
+        storage.cancel_registration("reg-1", NOW)
+        assert storage.registration_check(someone, EVENT.id, "p1@example.com") == (
+            RegistrationCheck(visitor_registration=None, email_taken=False))
 
 
 def waiter(storage: Storage, number: int) -> WaitlistEntry:

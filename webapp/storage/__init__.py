@@ -155,6 +155,15 @@ class Registration:
 
 
 @dataclass(frozen=True)
+class RegistrationCheck:
+    """What stands in the way of registering for an event: the visitor's own active
+    registration for it, and whether an active one (anyone's) was made with the address."""
+
+    visitor_registration: Registration | None
+    email_taken: bool
+
+
+@dataclass(frozen=True)
 class WaitlistEntry:
     """A person waiting for a seat of a full event (`storage.waitlist`), with the event's
     title and start (for lists): `waiting` in line (`position`: 1 is next, when counted),
@@ -464,7 +473,8 @@ class Storage(Protocol):
 
     def active_registration(self, visitor_id: str, event_id: str) -> Registration | None: ...
 
-    def email_registered(self, event_id: str, email: str) -> bool: ...
+    def registration_check(self, visitor_id: str, event_id: str, email: str
+                           ) -> RegistrationCheck: ...
 
     def visitor_registrations(self, visitor_id: str) -> list[Registration]: ...
 

@@ -34,6 +34,7 @@ from . import EventPage
 from . import EventQuery
 from . import EventSummary
 from . import Registration
+from . import RegistrationCheck
 from . import search
 from .accounts import AccountRecords
 from .attendees import AttendeeRecords
@@ -228,8 +229,18 @@ REGISTRATIONS_STARTING = (f"{REGISTRATION_SELECT} WHERE r.state = 'active' "
                           "ORDER BY e.starts_at, r.id")
 ACTIVE_REGISTRATION = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id "
                        "AND r.event_id = :event_id AND r.state = 'active'")
-EMAIL_REGISTERED = ("SELECT 1 FROM registrations WHERE event_id = :event_id AND state = 'active' "
-                    "AND lower(email) = lower(:email) LIMIT 1")
+# Both of what stands in the way of a registration in one statement (one row, with or
+# without the visitor's registration): a confirmation asks both under the event's lock, and
+# on PostgreSQL each statement is a trip to the server. Addresses are compared in any case:
+# some were kept before they were kept in lower case.
+REGISTRATION_CHECK = (
+    "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at, EXISTS ("
+    "SELECT 1 FROM registrations WHERE event_id = :event_id AND state = 'active' "
+    "AND lower(email) = lower(:email)) AS email_taken "
+    "FROM (SELECT 1 AS asked) AS asked "
+    "LEFT JOIN registrations r ON r.visitor_id = :visitor_id AND r.event_id = :event_id "
+    "AND r.state = 'active' LEFT JOIN events e ON e.id = r.event_id"
+)
 EVENT_ATTENDEES = (f"{REGISTRATION_SELECT} WHERE r.event_id = :event_id "
                    "AND r.state = 'active' ORDER BY r.created_at, r.id")
 # Cancelling is one statement that also tells whether it was done now: a second cancel,
@@ -624,10 +635,17 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
         return registration_of(row, self.dialect.moment_out) if row else None
 
     @guarded
-    def email_registered(self, event_id: str, email: str) -> bool:
-        """Whether an active registration for the event was made with this e-mail address
-        (in any case: addresses kept before they were kept in lower case)."""
-        return self._one(EMAIL_REGISTERED, {"event_id": event_id, "email": email}) is not None
+    def registration_check(self, visitor_id: str, event_id: str, email: str
+                           ) -> RegistrationCheck:
+        """The visitor's active registration for the event, if any, and whether an active
+        registration for it was made with this e-mail address (in any case)."""
+        row = self._one(REGISTRATION_CHECK,
+                        {"visitor_id": visitor_id, "event_id": event_id, "email": email})
+        assert row is not None  # the statement reads one row, whatever it finds
+        return RegistrationCheck(
+            visitor_registration=(registration_of(row, self.dialect.moment_out)
+                                  if row["id"] is not None else None),
+            email_taken=bool(row["email_taken"]))  # SQLite answers 0 or 1
 
     @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:

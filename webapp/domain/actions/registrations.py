@@ -209,14 +209,15 @@ def prepare_event_registration(db: Storage, params: PrepareEventRegistrationPara
     refused = None if waits else closed_or_full(name, state)
     if refused:
         return refused
-    existing = db.active_registration(ctx.visitor_id, event.id)
+    check = db.registration_check(ctx.visitor_id, event.id, params["email"])
+    existing = check.visitor_registration
     if existing:
         # The visitor's own registration: its id may be told (to cancel it, say). Another
         # person's registration with the same address is never named (email_taken).
         refused = conflict(name, _("You are already registered for this event."),
                            next_action=already_registered(ctx.pages))
         return replace(refused, data={"registration": registration_view(existing)})
-    if db.email_registered(event.id, params["email"]):
+    if check.email_taken:
         return email_taken(name)
     entered = {"attendee_name": params["attendee_name"], "email": params["email"]}
     if waits:
@@ -287,11 +288,13 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
         refused = closed_or_full(name, event_state(event, ctx.now))
         if refused:
             return refused
-        existing = db.active_registration(confirmation.visitor_id, event.id)
+        check = db.registration_check(confirmation.visitor_id, event.id,
+                                      confirmation.payload["email"])
+        existing = check.visitor_registration
         if existing:
             return replace(conflict(name, _("You are already registered for this event.")),
                            data={"registration": registration_view(existing)})
-        if db.email_registered(event.id, confirmation.payload["email"]):
+        if check.email_taken:
             return email_taken(name)
         registration = Registration(
             id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
@@ -671,10 +674,12 @@ def _review_of(db: Storage, confirmation: Confirmation, ctx: ActionContext
         event = db.get_event(confirmation.target_id, count_seats=True)
         waits = bool(confirmation.payload.get("waitlist"))
         if (event is None
-                or event_state(event, ctx.now) not in (("open", "full") if waits else ("open",))
-                or db.active_registration(confirmation.visitor_id, event.id)
-                or (waits and db.live_waitlist_entry(confirmation.visitor_id, event.id))
-                or db.email_registered(event.id, confirmation.payload["email"])):
+                or event_state(event, ctx.now) not in (("open", "full") if waits else ("open",))):
+            return None
+        check = db.registration_check(confirmation.visitor_id, event.id,
+                                      confirmation.payload["email"])
+        if (check.visitor_registration or check.email_taken
+                or (waits and db.live_waitlist_entry(confirmation.visitor_id, event.id))):
             return None
         return registration_review(event, confirmation.payload, ctx)
     registration = own_registration(db, confirmation.target_id, ctx.visitor_id)

@@ -75,14 +75,16 @@ def join_waitlist(db: Storage, params: ConfirmParams, ctx: ActionContext) -> Too
         refused = closed_or_full(name, state) if state in ("closed", "cancelled") else None
         if refused:
             return refused
-        existing = db.active_registration(confirmation.visitor_id, event.id)
+        check = db.registration_check(confirmation.visitor_id, event.id,
+                                      confirmation.payload["email"])
+        existing = check.visitor_registration
         if existing:
             return replace(conflict(name, _("You are already registered for this event."),
                                     next_action=already_registered(ctx.pages)),
                            data={"registration": registration_view(existing)})
         if db.live_waitlist_entry(confirmation.visitor_id, event.id):
             return conflict(name, _("You are already on the waitlist of this event."))
-        if db.email_registered(event.id, confirmation.payload["email"]):
+        if check.email_taken:
             return email_taken(name)
         entry_id = f"wait-{secrets.token_urlsafe(12)}"
         db.join_waitlist(WaitlistEntry(
@@ -145,9 +147,10 @@ def accept_waitlist_offer(db: Storage, params: WaitlistEntryParams, ctx: ActionC
             return conflict(name, _("This offer has ended: its seat went to the next person "
                                     "waiting."),
                             next_action=_("Tell the user the offer ended; do not retry."))
-        if db.active_registration(entry.visitor_id, event.id):
+        check = db.registration_check(entry.visitor_id, event.id, entry.email)
+        if check.visitor_registration:
             return conflict(name, _("You are already registered for this event."))
-        if db.email_registered(event.id, entry.email):
+        if check.email_taken:
             return email_taken(name)
         registration = Registration(
             id=f"reg-{secrets.token_urlsafe(12)}", event_id=event.id,
