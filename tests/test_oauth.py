@@ -115,6 +115,69 @@ def test_the_metadata_names_the_resource_and_the_server(client):
     assert server["token_endpoint_auth_methods_supported"] == ["none"]
 
 
+def test_every_answer_sent_back_to_the_client_names_the_server(app, visitor):
+    """RFC 9207: approved, denied, or refused before the person was asked, the parameters a
+    client gets back carry the issuer its metadata gave, and the metadata says so."""
+    server = app.test_client().get("/.well-known/oauth-authorization-server").get_json()
+    assert server["authorization_response_iss_parameter_supported"] is True
+    client_id = register(app.test_client())
+    approved = decide(visitor, authorize_query(client_id, pkce()[1]))
+    denied = decide(visitor, authorize_query(client_id, pkce()[1]), decision="deny")
+    without_pkce = visitor.get("/en/oauth/authorize?" + urlencode(
+        {k: v for k, v in authorize_query(client_id, "x").items()
+         if not k.startswith("code_challenge")}))
+    assert without_pkce.status_code == 302
+    refused = parse_qs(urlsplit(without_pkce.headers["Location"]).query)
+    assert "code" in approved and "error" in denied and "error" in refused
+    for given in (approved, denied, refused):
+        assert given["iss"] == [server["issuer"]] and given["state"] == ["xyz"]
+
+
+BROWSER_ORIGIN = "http://localhost:6274"  # where the MCP Inspector's page runs
+
+
+def machine_endpoints(app) -> list[tuple[str, str]]:
+    """Every address and method of the OAuth endpoints for machines, from the app's rules."""
+    return [(rule.rule, method) for rule in app.url_map.iter_rules()
+            if rule.endpoint.startswith("oauth_server.")
+            for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})]
+
+
+@pytest.mark.parametrize("app_config", [{"OAUTH_ALLOW_HTTP_LOOPBACK": True,
+                                         "MCP_ALLOWED_ORIGINS": [BROWSER_ORIGIN]}])
+def test_a_browser_client_at_an_allowed_origin_can_discover_register_and_trade(app):
+    """A client in a page (the Inspector) fetches these from script: each endpoint passes its
+    preflight and its answer is readable there, and only there."""
+    client = app.test_client()
+    endpoints = machine_endpoints(app)
+    assert {method for _, method in endpoints} == {"GET", "POST"} and len(endpoints) >= 5
+    for path, method in endpoints:
+        preflight = client.options(path, headers={
+            "Origin": BROWSER_ORIGIN, "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "content-type, mcp-protocol-version"})
+        assert preflight.status_code == 200, path
+        assert preflight.headers["Access-Control-Allow-Origin"] == BROWSER_ORIGIN
+        assert method in preflight.headers["Access-Control-Allow-Methods"]
+        asked = {h.strip().lower()
+                 for h in preflight.headers["Access-Control-Allow-Headers"].split(",")}
+        assert {"content-type", "mcp-protocol-version"} <= asked
+        assert int(preflight.headers["Access-Control-Max-Age"]) > 0
+        answer = client.open(path, method=method, headers={"Origin": BROWSER_ORIGIN},
+                             **({"json": {}} if method == "POST" else {}))
+        # Its own answer (a refusal, for an empty POST), readable by the page.
+        assert answer.headers["Access-Control-Allow-Origin"] == BROWSER_ORIGIN, path
+        assert "Origin" in answer.headers["Vary"]
+        for other in ({"Origin": "https://elsewhere.example"}, {}):
+            elsewhere = client.open(path, method=method, headers=other,
+                                    **({"json": {}} if method == "POST" else {}))
+            assert "Access-Control-Allow-Origin" not in elsewhere.headers, (path, other)
+    # And the whole trade, as the page makes it.
+    registered = client.post("/oauth/register", headers={"Origin": BROWSER_ORIGIN},
+                             json={"client_name": "Inspector", "redirect_uris": [CALLBACK]})
+    assert registered.status_code == 201
+    assert registered.headers["Access-Control-Allow-Origin"] == BROWSER_ORIGIN
+
+
 def test_reads_need_no_token_but_a_write_is_told_401_with_the_challenge(client):
     agent = McpClient(client, era="legacy")
     assert agent.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},

@@ -10,7 +10,12 @@ authorization server (the MCP authorization specification, 2025-11-25 and 2026-0
   `/oauth/register`). Public clients only: no secret is issued or accepted. Redirect
   addresses match exactly, except that a loopback one may come back on any port (RFC 8252).
 - Grants: the authorization code with PKCE (S256 only) and the refresh token, each refresh
-  spending its token (`domain.oauth`, `storage.oauth`); no implicit grant, no password.
+  spending its token (`domain.oauth`, `storage.oauth`); no implicit grant, no password. Every
+  answer sent back to a client's redirect address names the server (RFC 9207 `iss`), so a
+  client talking to several servers cannot be fooled into taking one's code to another.
+- Browsers: a client that runs in a page (an inspector, a web connector) fetches the metadata,
+  registers and trades its code from script, so those endpoints answer the origins the MCP
+  endpoint lets call (`MCP_ALLOWED_ORIGINS`) as it does, preflights included (CORS).
   Tokens are for one resource, the MCP endpoint (RFC 8707 `resource`: omitted, it is that).
 - The consent page (`/<lang>/oauth/authorize`) is for people: it shows what the client may do
   and asks to approve or deny; approving makes an agent connection of the visitor's (signed
@@ -33,6 +38,7 @@ from typing import Any
 from typing import cast
 from urllib.parse import urlsplit
 
+from authlib.common.urls import add_params_to_uri
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.integrations.flask_oauth2 import ResourceProtector
 from authlib.integrations.flask_oauth2.requests import FlaskJsonRequest
@@ -89,6 +95,10 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 # Schemes no redirect may use: they run or read something in the person's browser.
 REFUSED_SCHEMES = ("javascript", "data", "file", "vbscript", "blob", "about")
 GRANT_TYPES = ("authorization_code", "refresh_token")
+# What a browser client may send the machine endpoints: the protocol version MCP clients add
+# to discovery, and JSON (registration); how long it may keep a preflight's answer.
+CORS_REQUEST_HEADERS = ("Content-Type", "MCP-Protocol-Version")
+CORS_MAX_AGE = 3600
 
 
 class InvalidTarget(OAuth2Error):
@@ -588,6 +598,7 @@ def server_metadata() -> dict[str, Any]:
         "token_endpoint_auth_methods_supported": ["none"],
         "code_challenge_methods_supported": ["S256"],
         "client_id_metadata_document_supported": True,
+        "authorization_response_iss_parameter_supported": True,
         "service_documentation": issuer + "/openapi.json",
     }
 
@@ -635,6 +646,30 @@ def _machine(body: dict[str, Any]) -> Response:
     return answer
 
 
+@server_bp.after_request
+def cross_origin(response: Response) -> Response:
+    """A machine endpoint's answer, readable by a browser client at an origin the MCP
+    endpoint allows (nothing said to any other, or to a client that sends no Origin); a
+    preflight (Flask answers OPTIONS) is told what that client may send."""
+    response.vary.add("Origin")
+    origin = request.headers.get("Origin")
+    if origin is None or origin not in current_app.config["MCP_ALLOWED_ORIGINS"]:
+        return response
+    response.headers["Access-Control-Allow-Origin"] = origin
+    if request.method == "OPTIONS":
+        response.headers["Access-Control-Allow-Methods"] = response.headers.get("Allow", "")
+        response.headers["Access-Control-Allow-Headers"] = ", ".join(CORS_REQUEST_HEADERS)
+        response.headers["Access-Control-Max-Age"] = str(CORS_MAX_AGE)
+    return response
+
+
+def with_issuer(answer: Response) -> Response:
+    """An answer that sends the browser back to a client, naming this server (RFC 9207)."""
+    if answer.location:
+        answer.location = add_params_to_uri(answer.location, {"iss": site_url()})
+    return answer
+
+
 # -- the consent page ---------------------------------------------------------------------
 
 
@@ -662,7 +697,8 @@ def decide() -> Response:
         return grant
     approved = request.form.get("decision") == "approve"
     user = visitor_for_write(get_db()) if approved else None
-    answer = cast(Response, SERVER.create_authorization_response(grant=grant, grant_user=user))
+    answer = with_issuer(cast(Response, SERVER.create_authorization_response(
+        grant=grant, grant_user=user)))
     location = answer.headers.get("Location")
     if answer.status_code != 302 or location is None:
         return answer
@@ -692,8 +728,8 @@ def _consent_grant() -> Any:
     except OAuth2Error as error:
         if getattr(error, "redirect_uri", None):
             error.state = request.values.get("state")
-            return cast(Response, SERVER.handle_error_response(
-                SERVER.create_oauth2_request(None), error))
+            return with_issuer(cast(Response, SERVER.handle_error_response(
+                SERVER.create_oauth2_request(None), error)))
         return Response(render_template("oauth/refused.html",
                                         reason=error.description or error.error), status=400)
     return grant
