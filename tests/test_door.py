@@ -121,7 +121,7 @@ def test_a_typed_code_checks_the_attendee_in_once(app, door, language):
     said = answer_text(refused)
     assert local_clock(app) in said
     assert ("already checked in" if language == "en" else "已經報到") in said
-    assert ("by you" if language == "en" else "由你") in said
+    assert ("by you" if language == "en" else "經手：你") in said
     assert the_jsonld(again.data)["data"]["outcome"] == "already"
 
 
@@ -142,7 +142,7 @@ def test_a_check_in_of_another_day_is_told_with_its_day(app, clock, door, langua
     sign_in(app, Inbox(), owner, owner.email)  # a day later, as door staff would
     said = answer_text(check_in(owner, address, code)[1])
     assert f"{day} {checked_at:%H:%M}" in said, said
-    assert ("by you" if language == "en" else "由你") in said
+    assert ("by you" if language == "en" else "經手：你") in said
 
 
 @pytest.mark.parametrize("shape", [str.lower, lambda code: code.replace("-", ""),
