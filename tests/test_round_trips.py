@@ -39,6 +39,11 @@ PREPARATION_BUDGET = 11
 # A search that reads the slot postings: the counts of its terms, with the postings' layout
 # beside them; the first batch of postings; the summaries of the page; their seats.
 SEARCH_BUDGET = 4
+# A search that finds nothing, and the two searches it tries to offer instead, each counted
+# without reading an event: the search's term counts (which already say nothing matches);
+# the same place on any words, its counts and its keys; the same words online, its counts
+# (nothing there either). Reading the one event an offer never shows was one trip more.
+EMPTY_SEARCH_BUDGET = 4
 
 EXCHANGE_END = re.compile(r"^B\t\d+\tReadyForQuery", re.MULTILINE)
 # What each exchange sent: a statement's text (Parse, Query) or a prepared one's name (Bind).
@@ -141,6 +146,21 @@ def test_a_search_through_the_postings_makes_a_known_number_of_round_trips(
           f"{', '.join(searching.statements)}")
     assert batches == [1]  # it did take the postings, in one batch
     assert 0 < searching.count <= SEARCH_BUDGET
+
+
+def test_a_search_that_finds_nothing_makes_a_known_number_of_round_trips(
+        app, tmp_path, monkeypatch):
+    visitor = Visitor(app)
+    # Words some events hold, never in Kaohsiung: nothing found, and two offers tried.
+    search = "/events?query=webmcp+spec&location=kaohsiung"
+    assert visitor.get(search, headers=JSON).status_code == 200  # statements prepared
+    with round_trips(monkeypatch, tmp_path) as searching:
+        found = visitor.get(search, headers=JSON).get_json()
+    assert found["status"] == "no_results"
+    assert "same_place" in {offer["kind"] for offer in found["data"]["nearest"]}
+    print(f"\nan empty search and its offers: {searching.count} round trips: "
+          f"{', '.join(searching.statements)}")
+    assert 0 < searching.count <= EMPTY_SEARCH_BUDGET
 
 
 def test_the_count_sees_every_statement(app, tmp_path, monkeypatch):

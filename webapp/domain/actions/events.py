@@ -128,9 +128,11 @@ def nearest_searches(db: Storage, params: SearchEventsParams, ctx: ActionContext
         if filters == wanted or filters in tried:
             continue
         tried.append(filters)
+        # Only the capped count is offered: no event is read (on PostgreSQL, one trip to
+        # the server fewer for each offer).
         found = db.search_events(event_query(cast(SearchEventsParams, filters), ctx.now,
                                              ctx.timezone),
-                                 limit=1, offset=0, count_cap=SEARCH_COUNT_CAP)
+                                 limit=0, offset=0, count_cap=SEARCH_COUNT_CAP)
         if found.count:
             nearest.append({"kind": kind, "count": found.count,
                             "countCapped": found.count_capped,
