@@ -40,10 +40,11 @@ PREPARATION_BUDGET = 11
 # beside them; the first batch of postings; the summaries of the page; their seats.
 SEARCH_BUDGET = 4
 # A search that finds nothing, and the two searches it tries to offer instead, each counted
-# without reading an event: the search's term counts (which already say nothing matches);
-# the same place on any words, its counts and its keys; the same words online, its counts
-# (nothing there either). Reading the one event an offer never shows was one trip more.
-EMPTY_SEARCH_BUDGET = 4
+# without reading an event: the search's term counts (which already say nothing matches, and
+# hold the offers' counts too: every location of each term is read), then the keys of the
+# same place on any words (the same words online: none there either, by those counts). Each
+# offer used to read its own counts and the one event it never shows: 5 trips.
+EMPTY_SEARCH_BUDGET = 2
 
 EXCHANGE_END = re.compile(r"^B\t\d+\tReadyForQuery", re.MULTILINE)
 # What each exchange sent: a statement's text (Parse, Query) or a prepared one's name (Bind).

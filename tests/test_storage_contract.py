@@ -624,6 +624,18 @@ def test_postgresql_answers_alike_whichever_way_it_reads(both_filled, sqlite_ans
     assert read[reading] > len(searches) / 4, read
 
 
+def test_a_search_after_a_write_counts_its_terms_again(backend):
+    """A storage may keep the term counts a search read (PostgreSQL does, for the searches a
+    request makes after finding nothing): a write through it must not leave them stale."""
+    with opened(backend) as storage:
+        query = EventQuery(starts_after=NOW, text="Zephyrine 澤菲琳")
+        assert answer(storage, query, (10, 0), 50) == ([], 0, False, False)
+        written = replace(EVENT, id="evt-zephyrine", title="Zephyrine 澤菲琳 night",
+                          starts_at=NOW + timedelta(days=2))
+        storage.add_events([written])
+        assert answer(storage, query, (10, 0), 50) == (["evt-zephyrine"], 1, False, False)
+
+
 def posted_keys(conn: Any, term: str) -> set[int]:
     """The keys of the events the slot postings say hold `term`."""
     rows = conn.execute("SELECT p.slots, s.packed FROM search_postings p JOIN search_spans s "

@@ -327,6 +327,10 @@ class PostgresIndex:
         self.conn = conn
         self.transaction = transaction
         self.postings = SlotPostings(conn)
+        # The term counts read so far (by range), kept until this storage's next write: a
+        # search that finds nothing asks again for what its own counts read (its words
+        # online, everything in its place) to offer those searches instead.
+        self._counted: dict[tuple[str, str], dict[str, int]] = {}
 
     # -- upkeep (in the transaction writing the events, under the catalog lock) -------------
 
@@ -336,11 +340,13 @@ class PostgresIndex:
 
     def add(self, indexed: Sequence[Indexed]) -> None:
         """Put events whose rows hold their terms in the postings, and count the terms."""
+        self._counted.clear()
         self.postings.add(indexed)
         self._count_terms(Counter(term for _, terms in indexed for term in terms))
 
     def remove(self, indexed: Sequence[Indexed]) -> None:
         """Take events out of the postings, and count down the terms their rows held."""
+        self._counted.clear()
         self.postings.remove(indexed)
         removed = Counter(term for _, terms in indexed for term in terms)
         self._count_terms({term: -events for term, events in removed.items()})
@@ -366,6 +372,7 @@ class PostgresIndex:
         key order, so each batch fills a few spans), and count them again."""
         # `prepare` runs this under its schema lock; writers on other hosts take this one.
         self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
+        self._counted.clear()
         stored = self.conn.execute("SELECT count(*) AS events, min(search_key) AS first, "
                                    "max(search_key) AS last FROM events").fetchone()
         assert stored is not None  # an aggregate's one row
@@ -400,15 +407,22 @@ class PostgresIndex:
     def counts(self, terms: list[str]) -> dict[str, int]:
         """How many events hold each of `terms` at each location and anywhere
         (term@location -> count), with the every-event term of each among them."""
-        ranges = holding_ranges(terms)
-        where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
-        # The postings' layout rides along (computed once, not per row): the page read next
-        # needs it, and a search then waits for the server one time fewer.
-        rows = self.conn.execute(
-            f"SELECT term, events, {postings.LAYOUT_COLUMNS} FROM search_terms WHERE {where}",
-            [bound for low_high in ranges for bound in low_high], prepare=True).fetchall()
-        self.postings.learn_layout(rows[0] if rows else None)
-        return {row["term"]: row["events"] for row in rows}
+        ranges = list(dict.fromkeys(holding_ranges(terms)))
+        unread = [low_high for low_high in ranges if low_high not in self._counted]
+        if unread:
+            where = " OR ".join("(term >= %s AND term < %s)" for _ in unread)
+            # The postings' layout rides along (computed once, not per row): the page read
+            # next needs it, and a search then waits for the server one time fewer.
+            rows = self.conn.execute(
+                f"SELECT term, events, {postings.LAYOUT_COLUMNS} FROM search_terms "
+                f"WHERE {where}", [bound for low_high in unread for bound in low_high],
+                prepare=True).fetchall()
+            self.postings.learn_layout(rows[0] if rows else None)
+            for low, high in unread:  # bytewise, as the "C" collation orders them
+                self._counted[low, high] = {row["term"]: row["events"] for row in rows
+                                            if low <= row["term"] < high}
+        return {term: events for low_high in ranges
+                for term, events in self._counted[low_high].items()}
 
     def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
         """The page and capped count of `plan`'s matches (read as `_read_matches` says)."""
