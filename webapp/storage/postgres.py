@@ -316,6 +316,15 @@ class PostgresIndex:
             # `prepare` for (`Records.refresh_search_index`), in the migration's transaction.
             "UPDATE search_index SET terms_version = 0",
         ),
+        "019_search_spans_uncompressed": (
+            # A batch of postings ships its spans' keys whole (8 KB a span): kept compressed,
+            # the server inflated each one first, 0.34 of a common search's 0.76 ms fetch
+            # (bench/README.md). Keys barely compress (2:1), and 100 000 events' spans are
+            # 0.8 MB uncompressed.
+            "ALTER TABLE search_spans ALTER COLUMN packed SET STORAGE EXTERNAL",
+            # The spans stored before are written again, as the setting keeps them.
+            "UPDATE search_spans SET packed = packed || ''::bytea",
+        ),
     }
 
     # Tests lower these to read a few hundred events every way (see the constants).

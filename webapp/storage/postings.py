@@ -6,7 +6,8 @@ Keys are cut into spans of `span_keys` consecutive keys, whole days of starts (`
 Within its span each event has a slot, 0, 1, 2, … in the order events were indexed; a removed
 event's slot holds key 0 until another event takes it. Two tables:
 
-- `search_spans(span, packed)`: the key of slot s at bytes 8s to 8s + 7 (int8, big-endian).
+- `search_spans(span, packed)`: the key of slot s at bytes 8s to 8s + 7 (int8, big-endian),
+  stored uncompressed (migration 019): a batch ships its spans whole.
 - `search_postings(term, span, slots)`: the slots of the span's events that hold the term,
   `LIST` and uint16 slot numbers (big-endian) or `BITMAP` and a bitmap (bit s of the
   little-endian integer: slot s), whichever was shorter when written.

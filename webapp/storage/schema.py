@@ -441,4 +441,7 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
             updated_at {moment} NOT NULL
         )""",
     ),
+    # PostgreSQL's slot postings keep each span's keys uncompressed (`PostgresIndex.schema`):
+    # nothing shared.
+    "019_search_spans_uncompressed": (),
 }
