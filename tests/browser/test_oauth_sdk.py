@@ -72,7 +72,9 @@ class Person:
         params = httpx2.URL(address).params
         if "code" not in params:
             raise OAuthFlowError(f"the person said no: {params.get('error')}")
-        return AuthorizationCodeResult(code=params["code"], state=params.get("state"))
+        # The issuer too (RFC 9207): the SDK checks it against the server's metadata.
+        return AuthorizationCodeResult(code=params["code"], state=params.get("state"),
+                                       iss=params.get("iss"))
 
 
 def save_with_oauth(base: str, person: Person, storage: Memory, mode: str = "legacy"
