@@ -19,3 +19,13 @@ def test_an_app_serves_the_bridge_from_the_extension():
         assert answer.status_code == 200 and "javascript" in answer.content_type
         script = answer.get_data(as_text=True)
         assert "respondWith" in script and "agentInvoked" in script
+
+
+def test_the_bridge_asks_to_be_compiled_as_it_loads():
+    """V8 reads the explicit compile hint only on a script's first line: anywhere else it is a
+    comment, and the agent's first call compiles the bridge on the main thread."""
+    app = Flask(__name__)
+    WebMCP(app, Catalog([]))
+    with app.test_client().get("/static/webmcp/webmcp-bridge.js") as answer:
+        first_line = answer.get_data(as_text=True).splitlines()[0]
+    assert first_line == "//# allFunctionsCalledOnLoad"
