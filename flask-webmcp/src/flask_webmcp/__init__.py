@@ -32,6 +32,7 @@ from .catalog import Tool
 from .csrf import CsrfField
 from .csrf import csrf_field
 from .forms import Control
+from .forms import agent_at_work
 from .forms import controls_for
 from .negotiation import error_slot_id
 from .negotiation import is_partial
@@ -101,6 +102,7 @@ class WebMCP:
             webmcp_csrf_field=csrf_field,
             webmcp_bridge_script=htmx.BRIDGE_SCRIPT,
             webmcp_htmx_version=htmx.HTMX_VERSION,
+            webmcp_agent_at_work=agent_at_work,
         )
 
     def tool(self, name: str) -> Tool:

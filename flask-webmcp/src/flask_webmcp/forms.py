@@ -230,4 +230,14 @@ def remote_controls(schema: type[Schema] | Schema) -> list[Control]:
                                 required=field_obj.required, attrs=_constraints(field_obj)))
     return controls
 
-__all__ = ["Control", "Option", "controls_for", "remote_controls"]
+def agent_at_work() -> str:
+    """What a tool form says while the visitor's agent fills it in, in the request's language.
+
+    Chromium matches such a form with `:tool-form-active`; a style sheet can show a sentence
+    there but cannot translate one, so `tool_form` writes this on every tool form
+    (`data-agent-at-work`), for the app's CSS to show with `content: attr(data-agent-at-work)`.
+    """
+    return _("Your agent is using this form")
+
+
+__all__ = ["Control", "Option", "agent_at_work", "controls_for", "remote_controls"]
