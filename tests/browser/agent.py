@@ -79,20 +79,32 @@ class Agent:
 
         Raises ToolNotFound when the page has no such tool.
         """
+        return self.answer(self.start(name, arguments))
+
+    def start(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+        """Invoke a tool without waiting for its answer (`answer` waits); its invocation id.
+
+        Raises ToolNotFound when the page has no such tool.
+        """
         self.tools()  # an agent calls the tools it sees: let registration finish first
         frame = self._cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
         try:
-            invocation = self._cdp.send("WebMCP.invokeTool", {
+            invocation: str = self._cdp.send("WebMCP.invokeTool", {
                 "frameId": frame, "toolName": name, "input": arguments or {},
             })["invocationId"]
         except Error as error:
             if "Tool not found" in error.message:
                 raise ToolNotFound(name) from error
             raise
+        return invocation
+
+    def answer(self, invocation: str) -> Answer:
+        """Chromium's report of a call `start` made, once it arrives."""
         deadline = time.monotonic() + self.timeout_s
         while invocation not in self._answers:
             if time.monotonic() > deadline:
-                raise AssertionError(f"{name}: Chromium reported no answer in {self.timeout_s} s")
+                raise AssertionError(f"{invocation}: Chromium reported no answer in "
+                                     f"{self.timeout_s} s")
             self.page.wait_for_timeout(POLL_MS)
         return self._answers.pop(invocation)
 

@@ -4,6 +4,7 @@ review shows, where the focus goes after an answer, a modal dialog, what is anno
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
 from urllib.parse import urlsplit
@@ -396,3 +397,32 @@ def test_an_events_link_is_copied_in_one_tap_or_there_to_copy_by_hand(tab):
     copy.click()
     expect(page.locator(".share-status")).to_have_text(tab.text("Link copied"))
     assert page.evaluate("navigator.clipboard.readText()") == address
+
+
+@pytest.mark.parametrize("language", ["zh-TW", "en"])
+def test_the_form_an_agent_is_using_says_so_and_nothing_moves(js_tab):
+    """While the visitor's agent uses a form, its outline says so in the page's language; the
+    sentence sits on the outline, so the form's fields and the list below it stay where they
+    were (in the flow, it pushed them a line down as the call began, and back up after)."""
+    page = js_tab.page
+    page.set_viewport_size({"width": 390, "height": 844})  # the results below the form
+    js_tab.open("/events")
+    form = page.locator("form[toolname=search_events]")
+    watched = [form.get_by_label(js_tab.text("Keywords")), page.locator("#results")]
+    where = [part.bounding_box() for part in watched]
+    search = Held(page, "/events")
+    call = js_tab.agent.start("search_events", {"query": "webmcp"})
+    expect(form).to_have_attribute("aria-busy", "true")  # its request is sent, and held
+    sentence = form.get_attribute("data-agent-at-work")  # the extension's, translated
+    assert sentence
+    assert said_before(form) == json.dumps(sentence, ensure_ascii=False)
+    assert [part.bounding_box() for part in watched] == where
+    search.release()
+    assert js_tab.agent.answer(call).status == "Completed"
+    assert said_before(form) == "none"
+
+
+def said_before(form: Locator) -> str:
+    """What the stylesheet puts before the form (its ::before content, as computed)."""
+    content: str = form.evaluate("form => getComputedStyle(form, '::before').content")
+    return content
