@@ -8,6 +8,7 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import Route
 
 from .agent import Tool
 
@@ -94,6 +95,24 @@ def test_the_same_tool_can_be_called_again_at_once(js_tab):
     answers = [js_tab.call("save_event") for _ in range(3)]
     assert [a.status for a in answers] == ["Completed"] * 3
     assert [a.output["data"]["alreadySaved"] for a in answers] == [False, True, True]
+
+
+def test_a_change_the_page_cannot_show_is_still_answered_as_made(js_tab):
+    """Once the site has answered, the agent gets that answer, even when the page cannot show
+    it (here the answer's HX-Retarget is no valid selector): the save went through, and the
+    agent must not hear that the site was unreachable and nothing was changed."""
+    js_tab.open(f"/events/{LATER_EVENT}")
+
+    def retargeted(route: Route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "hx-retarget": "#["})
+
+    js_tab.page.route(lambda url: urlsplit(url).path.endswith("/save"), retargeted)
+    saved = js_tab.call("save_event")
+    assert (saved.status, saved.output["status"]) == ("Completed", "success")
+    assert saved.output["data"]["alreadySaved"] is False
+    js_tab.page.unroute_all()
+    assert js_tab.call("save_event").output["data"]["alreadySaved"] is True
 
 
 # htmx's conveniences for people must not answer an agent's fill with a second request: one

@@ -232,8 +232,10 @@
     });
   }
 
-  /* Put the answer where `placement` says; resolves once the page offers what it describes. */
-  async function show(form, place, html) {
+  /* Put the answer where `placement` says; resolves once the page offers what it describes.
+     Rejects if it cannot (a target that is no valid selector, a swap that throws). */
+  async function show(form, response, html) {
+    const place = placement(form, response);
     if (!place.target || !window.htmx) {
       return;
     }
@@ -291,10 +293,11 @@
       const response = await fetch(request.url, request.init);
       const html = await response.text();
       const result = readResult(html);
-      // The page first shows what the answer describes; a failed swap still answers.
-      const place = placement(form, response);
-      shown = await show(form, place, html).then(() => true, (error) => {
-        console.warn("WebMCP bridge: the swap failed:", error);
+      // The page first shows what the answer describes. From here on the site has answered
+      // (a POST has done what it did): a page that cannot show the answer is no reason to
+      // tell the agent otherwise, so a failure to place or swap it still answers the result.
+      shown = await show(form, response, html).then(() => true, (error) => {
+        console.warn("WebMCP bridge: the answer was not shown:", error);
         return false;
       });
       return result;
