@@ -37,8 +37,9 @@ CONFIRMATION_BUDGET = 12
 # its seats, the visitor's registration and waitlist place again to show the review.
 PREPARATION_BUDGET = 11
 # A search that reads the slot postings: the counts of its terms, with the postings' layout
-# beside them; the first batch of postings; the summaries of the page; their seats.
-SEARCH_BUDGET = 4
+# beside them; the first batch of postings; the page's summaries with their seats (the seats
+# were a trip of their own).
+SEARCH_BUDGET = 3
 # A search that finds nothing, and the two searches it tries to offer instead, each counted
 # without reading an event: the search's term counts (which already say nothing matches, and
 # hold the offers' counts too: every location of each term is read), then the keys of the

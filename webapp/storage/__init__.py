@@ -135,6 +135,9 @@ class EventPage:
     count: int
     count_capped: bool
     has_more: bool
+    # Each shown event's seats and cost (by id), read with the page when the search was
+    # asked to count them (`Storage.search_events`); else empty.
+    seats: dict[str, Availability] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -428,7 +431,10 @@ class Storage(Protocol):
 
     # events
     def search_events(self, query: EventQuery, limit: int, offset: int,
-                      count_cap: int) -> EventPage: ...
+                      count_cap: int, count_seats: bool = False) -> EventPage:
+        """A page of the upcoming events matching `query`, soonest first, and their count
+        (bounded by `count_cap`); with `count_seats`, the page's seats too, in the same read."""
+        ...
 
     def availability(self, event_ids: list[str]) -> dict[str, Availability]:
         """The seats and cost of each of these events (a page of results), counted now, in

@@ -18,13 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import EventPage
-from . import EventSummary
 from . import search
 from .dialect import from_text
 from .index import Indexed
+from .records import SEAT_COLUMNS
+from .records import SEAT_FIELDS
+from .records import availability_of
 from .records import summary_of
 from .shared import SUMMARY_COLUMNS
 from .shared import SUMMARY_FIELDS
+from .shared import Listing
 from .shared import TermsPlan
 from .shared import guard
 from .shared import holding_ranges
@@ -190,23 +193,29 @@ class SQLiteIndex:
         return SearchPlan("SELECT rowid FROM event_search WHERE event_search MATCH :match "
                           f"AND {bounds} ORDER BY rowid LIMIT :needed", params)
 
-    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
+    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int,
+             count_seats: bool) -> EventPage:
         """One walk of the index in start order yields the keys of the matches, stopping
         after the cap (or the end of the page, if later): they are the count and the page."""
         walk = self.statement(plan)
         keys = [row[0] for row in self.db.execute(
             walk.sql, {**walk.params, "needed": needed(limit, offset, count_cap)})]
-        return page_of(keys, limit, offset, count_cap, self._summaries_at)
+        return page_of(keys, limit, offset, count_cap,
+                       lambda shown: self._listed_at(shown, count_seats))
 
-    def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
-        """The summaries of the events with these search keys, in key order."""
+    def _listed_at(self, keys: list[int], count_seats: bool) -> Listing:
+        """The summaries of the events with these search keys, in key order, and their
+        seats if `count_seats`."""
         # Tuples zipped with the known fields: generic dict rows (as sqlite-utils made them)
         # cost a tenth of a search here.
-        rows = self.db.execute(
-            f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key IN "
-            f"({', '.join('?' * len(keys))}) ORDER BY e.search_key", keys)
-        return [summary_of(dict(zip(SUMMARY_FIELDS, row, strict=True)), from_text)
-                for row in rows]
+        fields = (*SUMMARY_FIELDS, *SEAT_FIELDS) if count_seats else SUMMARY_FIELDS
+        columns = f"{SUMMARY_COLUMNS}, {SEAT_COLUMNS}" if count_seats else SUMMARY_COLUMNS
+        rows = [dict(zip(fields, row, strict=True)) for row in self.db.execute(
+            f"SELECT {columns} FROM events e WHERE e.search_key IN "
+            f"({', '.join('?' * len(keys))}) ORDER BY e.search_key", keys)]
+        seats = ({row["id"]: availability_of(row, from_text) for row in rows}
+                 if count_seats else {})
+        return [summary_of(row, from_text) for row in rows], seats
 
     def explain(self, plan: TermsPlan, limit: int, count_cap: int) -> list[str]:
         """SQLite's plan (EXPLAIN QUERY PLAN) for reading a search's matches."""

@@ -36,9 +36,10 @@ class SearchIndex(Protocol):
         """How many events hold each of `terms` at each location and anywhere
         (term@location -> events), with the every-event term of each (`shared.holding_ranges`)."""
 
-    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
+    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int,
+             count_seats: bool) -> EventPage:
         """The page and capped count of the events holding one of the plan's conjunctions,
-        soonest first (`shared.page_of`)."""
+        soonest first (`shared.page_of`), the page's seats counted if asked."""
 
     def explain(self, plan: TermsPlan, limit: int, count_cap: int) -> list[str]:
         """The database's plan for reading the plan's matches."""

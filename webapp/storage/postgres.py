@@ -43,7 +43,6 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from . import EventPage
-from . import EventSummary
 from . import StorageError
 from . import postings
 from . import search
@@ -51,10 +50,13 @@ from .dialect import Dialect
 from .index import Indexed
 from .postings import SlotPostings
 from .postings import span_keys_for
+from .records import SEAT_COLUMNS
 from .records import Records
 from .records import Row
+from .records import availability_of
 from .records import summary_of
 from .shared import SUMMARY_COLUMNS
+from .shared import Listing
 from .shared import TermsPlan
 from .shared import guard
 from .shared import holding_ranges
@@ -433,10 +435,12 @@ class PostgresIndex:
         return {term: events for low_high in ranges
                 for term, events in self._counted[low_high].items()}
 
-    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int) -> EventPage:
+    def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int,
+             count_seats: bool) -> EventPage:
         """The page and capped count of `plan`'s matches (read as `_read_matches` says)."""
         keys = self._read_matches(plan, needed(limit, offset, count_cap))
-        return page_of(keys, limit, offset, count_cap, self._summaries_at)
+        return page_of(keys, limit, offset, count_cap,
+                       lambda shown: self._listed_at(shown, count_seats))
 
     def _read_matches(self, plan: TermsPlan, wanted: int) -> list[int]:
         """The keys of the first `wanted` events holding one of the plan's conjunctions, in
@@ -505,11 +509,14 @@ class PostgresIndex:
         """The keys a statement reads."""
         return [row["search_key"] for row in self.conn.execute(sql, params, prepare=True)]
 
-    def _summaries_at(self, keys: list[int]) -> list[EventSummary]:
-        """The summaries of the events with these search keys, in key order."""
-        return [summary_of(row, moment) for row in self.conn.execute(
-            f"SELECT {SUMMARY_COLUMNS} FROM events e WHERE e.search_key = ANY(%s) "
-            "ORDER BY e.search_key", [keys], prepare=True)]
+    def _listed_at(self, keys: list[int], count_seats: bool) -> Listing:
+        """The summaries of the events with these search keys, in key order, and their
+        seats if `count_seats`."""
+        columns = f"{SUMMARY_COLUMNS}, {SEAT_COLUMNS}" if count_seats else SUMMARY_COLUMNS
+        rows = self.conn.execute(f"SELECT {columns} FROM events e WHERE e.search_key = ANY(%s) "
+                                 "ORDER BY e.search_key", [keys], prepare=True).fetchall()
+        seats = {row["id"]: availability_of(row, moment) for row in rows} if count_seats else {}
+        return [summary_of(row, moment) for row in rows], seats
 
     def explain(self, plan: TermsPlan, limit: int, count_cap: int) -> list[str]:
         """PostgreSQL's plan (EXPLAIN) for reading a search's matches: of every holder, or of

@@ -19,6 +19,7 @@ from typing import Any
 from typing import ParamSpec
 from typing import TypeVar
 
+from . import Availability
 from . import Event
 from . import EventPage
 from . import EventQuery
@@ -33,6 +34,8 @@ R = TypeVar("R")
 SUMMARY_FIELDS = ("id", "title", "summary", "starts_at", "location", "price", "level",
                   "language")
 SUMMARY_COLUMNS = ", ".join(f"e.{name}" for name in SUMMARY_FIELDS)
+# A page's events, and the seats of each where they were counted (by event id).
+Listing = tuple[list[EventSummary], dict[str, Availability]]
 # What separates an event's topic tags in their column: never in a tag (`schemas.TopicTags`
 # splits what was typed at it).
 TAG_SEPARATOR = ","
@@ -150,15 +153,18 @@ def plan_terms(query: EventQuery, events_holding: Callable[[list[str]], Mapping[
 
 
 def page_of(keys: list[int], limit: int, offset: int, count_cap: int,
-            events_at: Callable[[list[int]], list[EventSummary]]) -> EventPage:
+            events_at: Callable[[list[int]], Listing]) -> EventPage:
     """The page and capped count of a search whose matches' keys, in order, are `keys` (read
-    up to `needed`); `events_at(keys)` reads those events in key order."""
+    up to `needed`); `events_at(keys)` reads those events in key order (and their seats, if
+    it counts them)."""
     shown = keys[offset:offset + limit]
+    events, seats = events_at(shown) if shown else ([], {})
     return EventPage(
-        events=events_at(shown) if shown else [],
+        events=events,
         count=min(len(keys), count_cap),
         count_capped=len(keys) > count_cap,
         has_more=len(keys) > offset + limit,
+        seats=seats,
     )
 
 

@@ -20,7 +20,6 @@ from flask_webmcp.result import ToolResult
 from flask_webmcp.result import not_found
 
 from ...storage import EventQuery
-from ...storage import EventSummary
 from ...storage import Storage
 from ..activity import logged_as
 from ..catalog import CATALOG
@@ -72,14 +71,15 @@ def search_events(db: Storage, params: SearchEventsParams, ctx: ActionContext) -
     page = params["page"]
     query = event_query(params, ctx.now, ctx.timezone)
     found = db.search_events(query, limit=PAGE_SIZE, offset=first_index(page),
-                             count_cap=SEARCH_COUNT_CAP)
+                             count_cap=SEARCH_COUNT_CAP, count_seats=True)
     data = {
         "count": found.count,
         "countCapped": found.count_capped,
         "page": page,
         # Matches past the last page are never shown: narrowing the search finds them.
         "hasMore": found.has_more and page < LAST_PAGE,
-        "events": _listed(db, found.events, ctx),
+        "events": [event_listing(event, found.seats[event.id], ctx.now, ctx.timezone,
+                                 ctx.pages) for event in found.events],
     }
     if found.count == 0:
         data["nearest"] = nearest_searches(db, params, ctx)
@@ -98,15 +98,6 @@ def search_events(db: Storage, params: SearchEventsParams, ctx: ActionContext) -
                       next_action=_("For one event in full, call get_event_details with its "
                                     "id as given; never invent ids."),
                       untrusted_fields=("data.events[].title", "data.events[].summary"))
-
-
-def _listed(db: Storage, events: list[EventSummary], ctx: ActionContext
-            ) -> list[dict[str, Any]]:
-    """The page's events as cards show them: with their seats and price, read in one query
-    for the page (an event deleted in between is left out)."""
-    seats = db.availability([event.id for event in events])
-    return [event_listing(event, seats[event.id], ctx.now, ctx.timezone, ctx.pages)
-            for event in events if event.id in seats]
 
 
 def nearest_searches(db: Storage, params: SearchEventsParams, ctx: ActionContext
