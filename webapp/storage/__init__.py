@@ -437,8 +437,8 @@ class Storage(Protocol):
         ...
 
     def availability(self, event_ids: list[str]) -> dict[str, Availability]:
-        """The seats and cost of each of these events (a page of results), counted now, in
-        one query; an id that names no event is left out."""
+        """The seats and cost of each of these events (an organization's list), counted now,
+        in one query; an id that names no event is left out."""
         ...
 
     def get_event(self, event_id: str, count_seats: bool = False,

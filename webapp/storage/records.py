@@ -538,9 +538,10 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
 
     @guarded
     def availability(self, event_ids: list[str]) -> dict[str, Availability]:
-        """The seats and cost of each event of a page of results, counted now, and whether
-        each takes a waitlist, in one query (`registrations_by_event` counts each event's
-        active registrations)."""
+        """The seats and cost of each of these events (a list that is not a search's page:
+        that one counts them as it reads, `search_events`), counted now, and whether each
+        takes a waitlist, in one query (`registrations_by_event` counts each event's active
+        registrations)."""
         if not event_ids:
             return {}
         names = {f"id{number}": event_id for number, event_id in enumerate(event_ids)}
