@@ -33,9 +33,9 @@ pytestmark = pytest.mark.parametrize("backend_name", ["postgresql"], indirect=Tr
 # the visitor's waitlist place; the mail queued; COMMIT; then the visitor's activity line.
 CONFIRMATION_BUDGET = 12
 # Preparing one: the new visitor; the event, its seats and the registration check; the held
-# confirmation and the activity line; then the page's answer reads the visitor, the event,
-# its seats, the visitor's registration and waitlist place again to show the review.
-PREPARATION_BUDGET = 11
+# confirmation and the activity line; then the review in place reads the event once more for
+# its start–end and price (it read the whole registration page again, 4 trips more).
+PREPARATION_BUDGET = 7
 # A search that reads the slot postings: the counts of its terms, with the postings' layout
 # beside them; the first batch of postings; the page's summaries with their seats (the seats
 # were a trip of their own).

@@ -109,7 +109,7 @@ def prepare(event_id: str) -> Response:
     if result.status is Status.NOT_FOUND:
         return render_error(result)  # no event: no form to show again
     # The review in place says the event's start–end and price, as the page around it does.
-    shown = ({"event": _register_context(event_id)["event"]}
+    shown = ({"event": actions.reviewed_event(get_db(), event_id, action_context(None))}
              if is_partial() and result.status is Status.CONFIRMATION_REQUIRED else {})
     return render_post_result(result, "registrations/register.html",
                               "registrations/_review.html",

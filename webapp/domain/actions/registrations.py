@@ -504,6 +504,14 @@ def registration_page(db: Storage, event_id: str, ctx: ActionContext) -> dict[st
             "waitlist": waitlist_standing(db, event, ctx)}
 
 
+def reviewed_event(db: Storage, event_id: str, ctx: ActionContext) -> dict[str, Any] | None:
+    """The event as a review in place says it (its start–end, price and how to pay), read
+    once: without its seats or the visitor's standing, which the review does not show (reading
+    the whole registration page for it was four more trips to a PostgreSQL server)."""
+    event = db.get_event(event_id)
+    return None if event is None else event_details(event, ctx.now, ctx.timezone, ctx.pages)
+
+
 def waitlist_standing(db: Storage, event: Event, ctx: ActionContext) -> dict[str, Any]:
     """What the event's pages say of its waitlist: whether a person may join it now (`open`:
     the event is full and its waitlist on) and the visitor's place in it, if any (`place`)."""
