@@ -29,9 +29,9 @@ pytestmark = pytest.mark.parametrize("backend_name", ["postgresql"], indirect=Tr
 
 # A confirmation: the visitor's session checked and extended (one UPDATE); BEGIN; the
 # token's row, locked; the event's row, locked; its seats counted after the lock; the
-# visitor's registration and the address's, in one statement; the insert; the token spent;
-# the visitor's waitlist place; the mail queued; COMMIT; then the visitor's activity line.
-CONFIRMATION_BUDGET = 12
+# visitor's registration, the address's and the visitor's waitlist place, in one statement;
+# the insert; the token spent; the mail queued; COMMIT; then the visitor's activity line.
+CONFIRMATION_BUDGET = 11
 # Preparing one: the new visitor; the event, its seats and the registration check; the held
 # confirmation and the activity line; then the review in place reads the event once more for
 # its start–end and price (it read the whole registration page again, 4 trips more).

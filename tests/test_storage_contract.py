@@ -235,19 +235,31 @@ def test_the_registration_check_finds_the_visitors_own_active_registration(backe
     with opened(backend) as storage:
         someone, other = visitor(storage, 1), visitor(storage, 2)
         assert storage.registration_check(someone, EVENT.id, "new@example.com") == (
-            RegistrationCheck(visitor_registration=None, email_taken=False))
+            RegistrationCheck(visitor_registration=None, email_taken=False, waiting_entry=None))
         storage.create_registration(registration(someone, 1))
         mine = storage.registration_check(someone, EVENT.id, "new@example.com")
         assert mine == RegistrationCheck(
             visitor_registration=storage.active_registration(someone, EVENT.id),
-            email_taken=False)
+            email_taken=False, waiting_entry=None)
         assert mine.visitor_registration is not None
         assert mine.visitor_registration.event_title == EVENT.title
         assert storage.registration_check(other, EVENT.id, "new@example.com") == (
-            RegistrationCheck(visitor_registration=None, email_taken=False))
+            RegistrationCheck(visitor_registration=None, email_taken=False, waiting_entry=None))
         storage.cancel_registration("reg-1", NOW)
         assert storage.registration_check(someone, EVENT.id, "p1@example.com") == (
-            RegistrationCheck(visitor_registration=None, email_taken=False))
+            RegistrationCheck(visitor_registration=None, email_taken=False, waiting_entry=None))
+
+
+def test_the_registration_check_finds_the_visitors_live_place_in_line(backend):
+    with opened(backend) as storage:
+        entry = waiter(storage, 1)
+        check = storage.registration_check(entry.visitor_id, EVENT.id, "new@example.com")
+        assert check.waiting_entry == entry.id
+        assert storage.registration_check(visitor(storage, 2), EVENT.id,
+                                          "new@example.com").waiting_entry is None
+        assert storage.end_waitlist_entry(entry.id, "left", NOW)
+        assert storage.registration_check(entry.visitor_id, EVENT.id,
+                                          "new@example.com").waiting_entry is None
 
 
 def waiter(storage: Storage, number: int) -> WaitlistEntry:

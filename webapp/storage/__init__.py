@@ -160,10 +160,12 @@ class Registration:
 @dataclass(frozen=True)
 class RegistrationCheck:
     """What stands in the way of registering for an event: the visitor's own active
-    registration for it, and whether an active one (anyone's) was made with the address."""
+    registration for it, whether an active one (anyone's) was made with the address, and the
+    visitor's place on its waitlist (waiting or offered), read in one statement."""
 
     visitor_registration: Registration | None
     email_taken: bool
+    waiting_entry: str | None  # the id of that waitlist entry
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from .shared import column_values
 from .shared import plan_terms
 from .shared import tags_of
 from .shared import terms_of
+from .waitlist import LIVE
 from .waitlist import WaitlistRecords
 
 Row = Mapping[str, Any]
@@ -250,7 +251,9 @@ ACTIVE_REGISTRATION = (f"{REGISTRATION_SELECT} WHERE r.visitor_id = :visitor_id 
 REGISTRATION_CHECK = (
     "SELECT r.*, e.title AS event_title, e.starts_at AS event_starts_at, EXISTS ("
     "SELECT 1 FROM registrations WHERE event_id = :event_id AND state = 'active' "
-    "AND lower(email) = lower(:email)) AS email_taken "
+    "AND lower(email) = lower(:email)) AS email_taken, (SELECT w.id FROM waitlist w "
+    f"WHERE w.visitor_id = :visitor_id AND w.event_id = :event_id AND w.state IN {LIVE}) "
+    "AS waiting_entry "
     "FROM (SELECT 1 AS asked) AS asked "
     "LEFT JOIN registrations r ON r.visitor_id = :visitor_id AND r.event_id = :event_id "
     "AND r.state = 'active' LEFT JOIN events e ON e.id = r.event_id"
@@ -646,15 +649,17 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
     @guarded
     def registration_check(self, visitor_id: str, event_id: str, email: str
                            ) -> RegistrationCheck:
-        """The visitor's active registration for the event, if any, and whether an active
-        registration for it was made with this e-mail address (in any case)."""
+        """The visitor's active registration for the event, if any, whether an active
+        registration for it was made with this e-mail address (in any case), and the
+        visitor's live waitlist entry for it, if any."""
         row = self._one(REGISTRATION_CHECK,
                         {"visitor_id": visitor_id, "event_id": event_id, "email": email})
         assert row is not None  # the statement reads one row, whatever it finds
         return RegistrationCheck(
             visitor_registration=(registration_of(row, self.dialect.moment_out)
                                   if row["id"] is not None else None),
-            email_taken=bool(row["email_taken"]))  # SQLite answers 0 or 1
+            email_taken=bool(row["email_taken"]),  # SQLite answers 0 or 1
+            waiting_entry=row["waiting_entry"])
 
     @guarded
     def visitor_registrations(self, visitor_id: str) -> list[Registration]:

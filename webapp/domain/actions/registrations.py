@@ -221,7 +221,8 @@ def prepare_event_registration(db: Storage, params: PrepareEventRegistrationPara
         return email_taken(name)
     entered = {"attendee_name": params["attendee_name"], "email": params["email"]}
     if waits:
-        return _hold_joining(db, ctx, name, event, entered)
+        return _hold_joining(db, ctx, name, event, entered,
+                             already_waiting=check.waiting_entry is not None)
     payload = {"attendeeName": params["attendee_name"], "email": params["email"]}
     return _await_person(
         db, ctx, name=name, confirms=CONFIRM_REGISTRATION, target=event.id, payload=payload,
@@ -234,12 +235,12 @@ def prepare_event_registration(db: Storage, params: PrepareEventRegistrationPara
 
 
 def _hold_joining(db: Storage, ctx: ActionContext, name: str, event: Event,
-                  entered: dict[str, Any]) -> ToolResult:
+                  entered: dict[str, Any], already_waiting: bool) -> ToolResult:
     """Hold joining a full event's waitlist for the person to confirm (the same review as a
     registration, its message saying plainly that it is no seat); a visitor already waiting
     is told so."""
     assert ctx.visitor_id is not None, "waiting needs a visitor"
-    if db.live_waitlist_entry(ctx.visitor_id, event.id):
+    if already_waiting:
         return conflict(name, _("You are already on the waitlist of this event."),
                         next_action=_("Tell the user they are already on the waitlist; their "
                                       "place is listed under My registrations. Do not retry."))
@@ -304,7 +305,7 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
             event_title=event.title, event_starts_at=event.starts_at, language=ctx.language)
         db.create_registration(registration)
         db.use_confirmation(confirmation.token_hash, ctx.now)
-        _leave_line(db, confirmation.visitor_id, event.id, ctx)
+        _leave_line(db, check.waiting_entry, event.id, ctx)
         # In the same transaction: the mail is queued exactly when the seat is taken.
         queue_registration_confirmed(db, registration, event, ctx)
     return ToolResult(
@@ -317,11 +318,11 @@ def confirm_registration(db: Storage, params: ConfirmParams, ctx: ActionContext
     )
 
 
-def _leave_line(db: Storage, visitor_id: str, event_id: str, ctx: ActionContext) -> None:
-    """A visitor who took a seat another way leaves the event's waitlist, and a seat offered
-    to them goes to the next one waiting."""
-    entry = db.live_waitlist_entry(visitor_id, event_id)
-    if entry is not None and db.end_waitlist_entry(entry.id, "left", ctx.now):
+def _leave_line(db: Storage, entry_id: str | None, event_id: str, ctx: ActionContext
+                ) -> None:
+    """A visitor who took a seat another way leaves the event's waitlist (their live entry
+    in it, if any), and a seat offered to them goes to the next one waiting."""
+    if entry_id is not None and db.end_waitlist_entry(entry_id, "left", ctx.now):
         pass_on(db, event_id, ctx)
 
 
@@ -687,7 +688,7 @@ def _review_of(db: Storage, confirmation: Confirmation, ctx: ActionContext
         check = db.registration_check(confirmation.visitor_id, event.id,
                                       confirmation.payload["email"])
         if (check.visitor_registration or check.email_taken
-                or (waits and db.live_waitlist_entry(confirmation.visitor_id, event.id))):
+                or (waits and check.waiting_entry)):
             return None
         return registration_review(event, confirmation.payload, ctx)
     registration = own_registration(db, confirmation.target_id, ctx.visitor_id)

@@ -82,7 +82,7 @@ def join_waitlist(db: Storage, params: ConfirmParams, ctx: ActionContext) -> Too
             return replace(conflict(name, _("You are already registered for this event."),
                                     next_action=already_registered(ctx.pages)),
                            data={"registration": registration_view(existing)})
-        if db.live_waitlist_entry(confirmation.visitor_id, event.id):
+        if check.waiting_entry:
             return conflict(name, _("You are already on the waitlist of this event."))
         if check.email_taken:
             return email_taken(name)
