@@ -17,8 +17,9 @@ from webapp.storage.postgres import PostgresStorage
 from webapp.storage.sqlite import SQLiteStorage
 
 # The search index's own, left out: the columns each backend adds for it (to events, and
-# PostgreSQL's span length to search_index), the indexes on them, and its own tables.
-OWN_COLUMNS = {"search_key", "terms", "span_keys"}
+# PostgreSQL's span length and generation to search_index), the indexes on them, and its own
+# tables.
+OWN_COLUMNS = {"search_key", "terms", "span_keys", "generation"}
 OWN_TABLES = "event_search"  # the FTS5 table and its shadow tables
 POSTGRES_OWN_TABLES = {"search_spans", "search_postings"}  # the slot postings
 # CREATE [UNIQUE] INDEX name ON table USING method (columns) [WHERE ...], as pg_indexes says.

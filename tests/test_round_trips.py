@@ -21,6 +21,7 @@ from helpers import JSON
 from helpers import Visitor
 
 from webapp.storage.connection import backend
+from webapp.storage.postgres import REMEMBERED
 from webapp.storage.postgres import PostgresIndex
 from webapp.storage.postgres import PostgresStorage
 from webapp.storage.postings import SlotPostings
@@ -40,11 +41,15 @@ PREPARATION_BUDGET = 7
 # beside them; the first batch of postings; the page's summaries with their seats (the seats
 # were a trip of their own).
 SEARCH_BUDGET = 3
+# The same once the process remembers its terms' counts: the batch, then the page, which
+# also says the counts are still the index's (`PostgresIndex.confirm_counts`).
+REMEMBERED_SEARCH_BUDGET = 2
 # A search that finds nothing, and the two searches it tries to offer instead, each counted
 # without reading an event: the search's term counts (which already say nothing matches, and
 # hold the offers' counts too: every location of each term is read), then the keys of the
 # same place on any words (the same words online: none there either, by those counts). Each
-# offer used to read its own counts and the one event it never shows: 5 trips.
+# offer used to read its own counts and the one event it never shows: 5 trips. Once the
+# process remembers those counts, a statement confirming them takes the place of reading them.
 EMPTY_SEARCH_BUDGET = 2
 
 EXCHANGE_END = re.compile(r"^B\t\d+\tReadyForQuery", re.MULTILINE)
@@ -141,13 +146,22 @@ def test_a_search_through_the_postings_makes_a_known_number_of_round_trips(
         return read(*args)
 
     monkeypatch.setattr(SlotPostings, "read", counted)
-    with round_trips(monkeypatch, tmp_path) as searching:
+    REMEMBERED.forget()  # as in a process that has not counted these terms yet
+    with round_trips(monkeypatch, tmp_path / "first") as searching:
+        (tmp_path / "first").mkdir()
         found = visitor.get(search, headers=JSON)
+    with round_trips(monkeypatch, tmp_path / "again") as searching_again:
+        (tmp_path / "again").mkdir()
+        found_again = visitor.get(search, headers=JSON)
     assert found.status_code == 200 and found.get_json()["data"]["count"] > 0
+    assert found_again.get_json()["data"] == found.get_json()["data"]
     print(f"\na search: {searching.count} round trips (prepared statements named): "
           f"{', '.join(searching.statements)}")
-    assert batches == [1]  # it did take the postings, in one batch
+    print(f"the same search, its terms' counts remembered: {searching_again.count} round trips: "
+          f"{', '.join(searching_again.statements)}")
+    assert batches == [1, 1]  # each did take the postings, in one batch
     assert 0 < searching.count <= SEARCH_BUDGET
+    assert 0 < searching_again.count <= REMEMBERED_SEARCH_BUDGET
 
 
 def test_a_search_that_finds_nothing_makes_a_known_number_of_round_trips(

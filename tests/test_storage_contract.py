@@ -648,6 +648,32 @@ def test_a_search_after_a_write_counts_its_terms_again(backend):
         assert answer(storage, query, (10, 0), 50) == (["evt-zephyrine"], 1, False, False)
 
 
+@pytest.mark.parametrize("first_place", [None, "kaohsiung"])
+def test_a_search_sees_what_another_process_wrote_after_its_terms_were_counted(
+        backend, first_place, monkeypatch):
+    """A process may remember the term counts its searches read (PostgreSQL does, for every
+    connection of the process): an event another process (or host) writes is found all the
+    same by the next request, whether the counts said no event held the word (none found
+    before) or only events elsewhere (one found before, in Kaohsiung)."""
+    query = EventQuery(starts_after=NOW, text="Quillon 鵲翎")
+    with opened(backend) as writer:
+        if first_place:
+            writer.add_events([replace(EVENT, id="evt-quillon", title="Quillon 鵲翎 talk",
+                                       location=first_place, starts_at=NOW + timedelta(days=4))])
+        with opened(backend) as request:
+            assert answer(request, query, (10, 0), 50)[0] == (["evt-quillon"] if first_place
+                                                               else [])
+        with monkeypatch.context() as elsewhere:
+            # Written as another process would: what this one remembers is left as it was.
+            elsewhere.setattr(postgres.REMEMBERED, "forget", lambda: None)
+            writer.add_events([replace(EVENT, id="evt-quillon-taipei", title="Quillon 鵲翎 night",
+                                       starts_at=NOW + timedelta(days=2))])
+    with opened(backend) as next_request:
+        found = answer(next_request, query, (10, 0), 50)
+    expected = ["evt-quillon-taipei", *(["evt-quillon"] if first_place else [])]
+    assert found == (expected, len(expected), False, False)
+
+
 def posted_keys(conn: Any, term: str) -> set[int]:
     """The keys of the events the slot postings say hold `term`."""
     rows = conn.execute("SELECT p.slots, s.packed FROM search_postings p JOIN search_spans s "

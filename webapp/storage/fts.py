@@ -176,6 +176,12 @@ class SQLiteIndex:
         return dict(self.db.execute(
             f"SELECT term, events FROM search_terms WHERE {where}", bounds).fetchall())
 
+    def confirm_counts(self) -> None:
+        """Nothing to confirm: SQLite's counts are read in the process for every search."""
+
+    def forget_counts(self) -> None:
+        """Nothing remembered (see `confirm_counts`)."""
+
     def statement(self, plan: TermsPlan) -> SearchPlan:
         """The one walk of the index in key order that reads `plan` (`search.Search`): for
         each place the search reads (its location, anywhere, or the locations that hold every

@@ -25,6 +25,11 @@ from .shared import TermsPlan
 Indexed = tuple[int, list[str]]
 
 
+class StaleCounts(Exception):
+    """The term counts a search was planned with were remembered from before a write to the
+    index: the search is to be planned again on counts read now (`Records.search_events`)."""
+
+
 class SearchIndex(Protocol):
     """A backend's search index (see the module's docstring)."""
 
@@ -40,6 +45,13 @@ class SearchIndex(Protocol):
              count_seats: bool) -> EventPage:
         """The page and capped count of the events holding one of the plan's conjunctions,
         soonest first (`shared.page_of`), the page's seats counted if asked."""
+
+    def confirm_counts(self) -> None:
+        """Raise `StaleCounts` if the counts this search was planned with may be from before
+        a write to the index, which its reads have not yet ruled out."""
+
+    def forget_counts(self) -> None:
+        """Drop every count remembered, so that the next ones are read from the database."""
 
     def explain(self, plan: TermsPlan, limit: int, count_cap: int) -> list[str]:
         """The database's plan for reading the plan's matches."""

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,7 @@ from . import postings
 from . import search
 from .dialect import Dialect
 from .index import Indexed
+from .index import StaleCounts
 from .postings import SlotPostings
 from .postings import span_keys_for
 from .records import SEAT_COLUMNS
@@ -295,6 +297,57 @@ def first_batch(spans_needed: float) -> int:
     return max(2, math.ceil(spans_needed * SPANS_MARGIN))
 
 
+# Which state of the index a process's remembered counts are of (`RememberedCounts`): every
+# transaction writing the index sets it to its own id (`pg_current_xact_id`, unique in the
+# server), so equal generations mean the same index, whatever database or schema it is in.
+GENERATION = "(SELECT generation FROM search_index) AS generation"
+NEW_GENERATION = ("WITH new_generation AS (UPDATE search_index "
+                  "SET generation = pg_current_xact_id()::text::bigint) ")
+# A process remembers the counts of at most this many terms (each with its count at every
+# location: a few hundred bytes) before it starts over.
+REMEMBERED_RANGES = 4_096
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """The term counts (by range, as `PostgresIndex.counts` reads them) and the postings'
+    layout as one generation of the index had them."""
+
+    generation: int
+    counted: Mapping[tuple[str, str], dict[str, int]]
+    layout: dict[str, Any] | None
+
+
+class RememberedCounts:
+    """The term counts a process has read, shared by its connections: a search whose terms
+    were counted before reads none, and the statement that reads its page confirms the counts
+    are still the index's (`PostgresIndex.confirm_counts`). Each worker process has its own;
+    none is ever taken on trust, so several workers, or hosts, writing the same database
+    change nothing but how often counts are read again."""
+
+    def __init__(self) -> None:
+        # Replaced whole, never changed in place: a thread reads one generation's counts.
+        self.latest: Remembered | None = None
+
+    def keep(self, generation: int, counted: Mapping[tuple[str, str], dict[str, int]],
+             layout: dict[str, Any] | None) -> None:
+        """Remember counts read at `generation`, with those of the same generation."""
+        latest = self.latest
+        if latest is not None and latest.generation == generation \
+                and len(latest.counted) + len(counted) <= REMEMBERED_RANGES:
+            counted = {**latest.counted, **counted}
+            layout = layout or latest.layout
+        self.latest = Remembered(generation, counted, layout)
+
+    def forget(self) -> None:
+        """Remember nothing (the index is being written, or was)."""
+        self.latest = None
+
+
+# The counts remembered by this process (see `RememberedCounts`).
+REMEMBERED = RememberedCounts()
+
+
 class PostgresIndex:
     """The search index in PostgreSQL: each event's terms on its row, under a GIN index; the
     same terms as slot postings, span by span of keys (`postings`); and how many events hold
@@ -327,6 +380,12 @@ class PostgresIndex:
             # The spans stored before are written again, as the setting keeps them.
             "UPDATE search_spans SET packed = packed || ''::bytea",
         ),
+        "020_search_generation": (
+            # Which state of the index this is (`GENERATION`), for the counts a process
+            # remembers (`RememberedCounts`).
+            "ALTER TABLE search_index ADD COLUMN generation bigint NOT NULL DEFAULT 0",
+            "UPDATE search_index SET generation = pg_current_xact_id()::text::bigint",
+        ),
     }
 
     # Tests lower these to read a few hundred events every way (see the constants).
@@ -342,6 +401,10 @@ class PostgresIndex:
         # search that finds nothing asks again for what its own counts read (its words
         # online, everything in its place) to offer those searches instead.
         self._counted: dict[tuple[str, str], dict[str, int]] = {}
+        # The generation those counts are of (None: none read), and that of remembered counts
+        # this storage took, until a statement reads the index at it (None: none to confirm).
+        self._counted_at: int | None = None
+        self._assumed: int | None = None
 
     # -- upkeep (in the transaction writing the events, under the catalog lock) -------------
 
@@ -351,13 +414,13 @@ class PostgresIndex:
 
     def add(self, indexed: Sequence[Indexed]) -> None:
         """Put events whose rows hold their terms in the postings, and count the terms."""
-        self._counted.clear()
+        self.forget_counts()
         self.postings.add(indexed)
         self._count_terms(Counter(term for _, terms in indexed for term in terms))
 
     def remove(self, indexed: Sequence[Indexed]) -> None:
         """Take events out of the postings, and count down the terms their rows held."""
-        self._counted.clear()
+        self.forget_counts()
         self.postings.remove(indexed)
         removed = Counter(term for _, terms in indexed for term in terms)
         self._count_terms({term: -events for term, events in removed.items()})
@@ -372,7 +435,7 @@ class PostgresIndex:
         with self.conn.cursor().copy("COPY counted (term, events) FROM STDIN") as copy:
             for row in changed:
                 copy.write_row(row)
-        self.conn.execute("INSERT INTO search_terms (term, events) "
+        self.conn.execute(f"{NEW_GENERATION}INSERT INTO search_terms (term, events) "
                           "SELECT term, events FROM counted ORDER BY term "
                           "ON CONFLICT (term) DO UPDATE "
                           "SET events = search_terms.events + excluded.events")
@@ -383,7 +446,7 @@ class PostgresIndex:
         key order, so each batch fills a few spans), and count them again."""
         # `prepare` runs this under its schema lock; writers on other hosts take this one.
         self.conn.execute("SELECT pg_advisory_xact_lock(%s)", [CATALOG_LOCK])
-        self._counted.clear()
+        self.forget_counts()
         stored = self.conn.execute("SELECT count(*) AS events, min(search_key) AS first, "
                                    "max(search_key) AS last FROM events").fetchone()
         assert stored is not None  # an aggregate's one row
@@ -395,8 +458,8 @@ class PostgresIndex:
                                    [(terms, key) for key, terms in batch])
                 self.postings.add(batch)
         self.conn.execute("DELETE FROM search_terms")
-        self.conn.execute("INSERT INTO search_terms (term, events) SELECT term, count(*) "
-                          "FROM events, unnest(terms) AS term GROUP BY term")
+        self.conn.execute(f"{NEW_GENERATION}INSERT INTO search_terms (term, events) "
+                          "SELECT term, count(*) FROM events, unnest(terms) AS term GROUP BY term")
 
     @contextmanager
     def bulk(self) -> Iterator[None]:
@@ -417,23 +480,65 @@ class PostgresIndex:
 
     def counts(self, terms: list[str]) -> dict[str, int]:
         """How many events hold each of `terms` at each location and anywhere
-        (term@location -> count), with the every-event term of each among them."""
+        (term@location -> count), with the every-event term of each among them: as the
+        process remembers them if it does (to be confirmed, `confirm_counts`), else read."""
         ranges = list(dict.fromkeys(holding_ranges(terms)))
         unread = [low_high for low_high in ranges if low_high not in self._counted]
-        if unread:
-            where = " OR ".join("(term >= %s AND term < %s)" for _ in unread)
-            # The postings' layout rides along (computed once, not per row): the page read
-            # next needs it, and a search then waits for the server one time fewer.
-            rows = self.conn.execute(
-                f"SELECT term, events, {postings.LAYOUT_COLUMNS} FROM search_terms "
-                f"WHERE {where}", [bound for low_high in unread for bound in low_high],
-                prepare=True).fetchall()
-            self.postings.learn_layout(rows[0] if rows else None)
-            for low, high in unread:  # bytewise, as the "C" collation orders them
-                self._counted[low, high] = {row["term"]: row["events"] for row in rows
-                                            if low <= row["term"] < high}
+        remembered = REMEMBERED.latest
+        if unread and remembered is not None \
+                and self._counted_at in (None, remembered.generation) \
+                and all(low_high in remembered.counted for low_high in unread):
+            self._counted_at = self._assumed = remembered.generation
+            self.postings.learn_layout(remembered.layout)
+            self._counted.update((low_high, remembered.counted[low_high]) for low_high in unread)
+        elif unread:
+            self._read_counts(unread)
         return {term: events for low_high in ranges
                 for term, events in self._counted[low_high].items()}
+
+    def _read_counts(self, ranges: list[tuple[str, str]]) -> None:
+        """Read the counts of `ranges` (with the generation they are of) and remember them."""
+        where = " OR ".join("(term >= %s AND term < %s)" for _ in ranges)
+        # The postings' layout rides along (computed once, not per row): the page read next
+        # needs it, and a search then waits for the server one time fewer.
+        bounds = [bound for low_high in ranges for bound in low_high]
+        rows = self.conn.execute(
+            f"SELECT term, events, {postings.LAYOUT_COLUMNS}, {GENERATION} "
+            f"FROM search_terms WHERE {where}", bounds, prepare=True).fetchall()
+        if rows:
+            self._confirm(rows[0]["generation"])
+            self._counted_at = rows[0]["generation"]
+        self.postings.learn_layout(rows[0] if rows else None)
+        # Each range's terms told bytewise, as the "C" collation orders them.
+        counted = {(low, high): {row["term"]: row["events"] for row in rows
+                                 if low <= row["term"] < high} for low, high in ranges}
+        self._counted.update(counted)
+        if rows:
+            layout = {name: rows[0][name] for name in ("span_keys", "spans")}
+            REMEMBERED.keep(rows[0]["generation"], counted, layout)
+
+    def _confirm(self, generation: int) -> None:
+        """The index was read at `generation`: raise `StaleCounts` if the counts assumed are
+        not of it, else they are confirmed."""
+        if self._assumed is not None and generation != self._assumed:
+            raise StaleCounts
+        self._assumed = None
+
+    def confirm_counts(self) -> None:
+        """Raise `StaleCounts` unless the remembered counts this search took (if any) are the
+        index's now: a statement of its own, only when no read of the search said so (one
+        that found nothing to show)."""
+        if self._assumed is not None:
+            # Not prepared: preparing takes a trip of its own, and this statement is rare.
+            row = self.conn.execute(f"SELECT {GENERATION}", prepare=False).fetchone()
+            assert row is not None  # a select of one value has one row
+            self._confirm(row["generation"])
+
+    def forget_counts(self) -> None:
+        """Drop the counts this storage read and those the process remembers."""
+        self._counted.clear()
+        self._counted_at = self._assumed = None
+        REMEMBERED.forget()
 
     def page(self, plan: TermsPlan, limit: int, offset: int, count_cap: int,
              count_seats: bool) -> EventPage:
@@ -513,8 +618,12 @@ class PostgresIndex:
         """The summaries of the events with these search keys, in key order, and their
         seats if `count_seats`."""
         columns = f"{SUMMARY_COLUMNS}, {SEAT_COLUMNS}" if count_seats else SUMMARY_COLUMNS
-        rows = self.conn.execute(f"SELECT {columns} FROM events e WHERE e.search_key = ANY(%s) "
-                                 "ORDER BY e.search_key", [keys], prepare=True).fetchall()
+        rows = self.conn.execute(f"SELECT {columns}, {GENERATION} FROM events e "
+                                 "WHERE e.search_key = ANY(%s) ORDER BY e.search_key", [keys],
+                                 prepare=True).fetchall()
+        # Read after the matches: the same generation means no write came before either.
+        if rows:
+            self._confirm(rows[0]["generation"])
         seats = {row["id"]: availability_of(row, moment) for row in rows} if count_seats else {}
         return [summary_of(row, moment) for row in rows], seats
 

@@ -45,6 +45,7 @@ from .dialect import guarded
 from .event_drafts import EventDraftRecords
 from .index import Indexed
 from .index import SearchIndex
+from .index import StaleCounts
 from .oauth import OAuthRecords
 from .organizers import OrganizerRecords
 from .outbox import OutboxRecords
@@ -535,9 +536,22 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
                       count_cap: int, count_seats: bool = False) -> EventPage:
         """Upcoming events matching `query`, soonest first, with a count bounded by `count_cap`:
         the terms it reads (`shared.plan_terms`), read by the search index."""
+        try:
+            return self._search(query, limit, offset, count_cap, count_seats)
+        except StaleCounts:
+            # The index was written since the counts the search was planned with were read:
+            # plan it again on counts read now (which `confirm_counts` then takes as they are).
+            self.index.forget_counts()
+            return self._search(query, limit, offset, count_cap, count_seats)
+
+    def _search(self, query: EventQuery, limit: int, offset: int, count_cap: int,
+                count_seats: bool) -> EventPage:
+        """One try of `search_events`: planned on the index's counts, read, and confirmed."""
         plan = plan_terms(query, self.index.counts)
-        return (NO_MATCHES if plan is None
-                else self.index.page(plan, limit, offset, count_cap, count_seats))
+        found = (NO_MATCHES if plan is None
+                 else self.index.page(plan, limit, offset, count_cap, count_seats))
+        self.index.confirm_counts()
+        return found
 
     @guarded
     def availability(self, event_ids: list[str]) -> dict[str, Availability]:

@@ -444,4 +444,7 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     # PostgreSQL's slot postings keep each span's keys uncompressed (`PostgresIndex.schema`):
     # nothing shared.
     "019_search_spans_uncompressed": (),
+    # PostgreSQL's search index says which state of it is stored (`PostgresIndex.schema`), for
+    # the counts a process remembers: nothing shared.
+    "020_search_generation": (),
 }
