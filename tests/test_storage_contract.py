@@ -733,6 +733,35 @@ def test_postgresql_postings_follow_every_write_of_a_transaction(both_filled, mo
     assert postgresql.get_event(added[3].id) is None
 
 
+def test_a_bulk_load_posts_events_given_out_of_time_order_as_their_rows_hold_them(
+        postgres_database):
+    """Events loaded in batches that each cover the whole calendar (as a generator or an
+    import gives them) are posted once the load ends: each holds one slot, in spans sized for
+    the events stored, and each term's postings hold exactly the events whose rows hold it."""
+    events = list(generate_events(400, seed=7, now=NOW, timezone=TAIPEI))
+    filled = backend_for(fresh_schema(postgres_database), busy_timeout_ms=10_000, connections=1)
+    filled.prepare(None)
+    with closing(filled.open()) as storage:
+        assert isinstance(storage, postgres.PostgresStorage)
+        with storage.bulk_load():
+            storage.add_events(events[1::2])
+            storage.add_events(events[::2])
+        conn = storage.conn
+        keys = [row["search_key"] for row in conn.execute(
+            "SELECT search_key FROM events ORDER BY search_key")]
+        slotted = [key for row in conn.execute("SELECT packed FROM search_spans")
+                   for (key,) in struct.iter_unpack(">q", row["packed"]) if key]
+        assert sorted(slotted) == keys and len(keys) == len(events)
+        layout = storage.index.postings.layout()
+        assert layout is not None
+        assert layout.span_keys == postings.span_keys_for(len(keys), keys[0], keys[-1])
+        sampled = sorted({term for event in events[:12] for term in terms_of(event)})
+        wrong = [term for term in sampled if posted_keys(conn, term) != {
+            row["search_key"] for row in conn.execute(
+                "SELECT search_key FROM events WHERE terms @> ARRAY[%s]::text[]", [term])}]
+        assert sampled and wrong == []
+
+
 def test_an_upgraded_postgresql_database_gets_the_postings_of_its_events(postgres_database):
     """A database from before the slot postings, holding events, gets them by migrating:
     its searches then read the postings and find what the GIN index finds."""

@@ -278,23 +278,23 @@ class SlotPostings:
 
     def _change(self, changed: dict[tuple[str, int], int], spans: dict[int, Span],
                 adding: bool) -> None:
-        """Set (or clear) the slots of `changed` in its (term, span) rows: the rows are read,
-        changed here and written back (deleted when left with no slot), a statement each."""
-        if not changed:
-            return
-        if not any(spans[span].stored for _, span in changed):
-            # Spans new to this transaction (all of a first load's) have no rows yet.
+        """Set (or clear) the slots of `changed` in its (term, span) rows: the rows of spans
+        not stored before are copied in; stored ones are read, changed here and written
+        back (deleted when left with no slot), a statement each."""
+        new = {row: bits for row, bits in changed.items() if not spans[row[1]].stored}
+        if new:  # no rows yet: a first load's, and most of a bulk load's (in key order)
             with self.conn.cursor().copy(
                     "COPY search_postings (term, span, slots) FROM STDIN") as copy:
-                for row in rewritten(changed, {}, spans, adding):
+                for row in rewritten(new, {}, spans, adding):
                     copy.write_row(row)
+        if not (old := {row: bits for row, bits in changed.items() if row not in new}):
             return
         with self.conn.cursor(row_factory=tuple_row) as cursor:
             stored = {(term, span): decode(slots) for term, span, slots in cursor.execute(
                 "SELECT p.term, p.span, p.slots FROM search_postings p "
                 "JOIN unnest(%s::text[], %s::bigint[]) AS c (term, span) "
-                "ON p.term = c.term AND p.span = c.span", columns(list(changed)))}
-        rows = list(rewritten(changed, stored, spans, adding))
+                "ON p.term = c.term AND p.span = c.span", columns(list(old)))}
+        rows = list(rewritten(old, stored, spans, adding))
         if kept := [row for row in rows if row[2] is not None]:
             self.conn.execute(
                 "INSERT INTO search_postings (term, span, slots) SELECT * FROM unnest("
