@@ -15,8 +15,8 @@ event's slot holds key 0 until another event takes it. Two tables:
 Why slots: rows of the keys themselves (`bigint[]` per term and day) read as fast but held
 1.3 GB at 100 000 events (an event holds ~600 terms, most of them common); as slots, 278 MB.
 A batch (`read`) takes each conjunction's rarest term span after span, fetches the span's rows
-of its other terms and the span's keys by primary key in the same statement, and intersects
-them here as integers.
+of its other terms by primary key and joins the span's keys in the same statement, and
+intersects them here as integers.
 
 Writers hold the catalog lock (`postgres.CATALOG_LOCK`, taken by `Records` and by
 `PostgresIndex.rebuild`): one transaction changes the postings at a time, so a span's slots are
@@ -207,9 +207,10 @@ class SlotPostings:
         # searches; prepared, each shape of batch is planned once per connection.
         with self.conn.cursor(binary=True, row_factory=tuple_row) as cursor:
             for row in cursor.execute(sql, params, prepare=True):
-                number = row[0]
+                number, span = row[0], row[1]
                 got[number] += 1
-                reached[number] = row[1]
+                last = reached[number]  # rows come in any order (a join's)
+                reached[number] = span if last is None else max(last, span)
                 keys += matching_keys(row, width)
         return Batch(keys, [span if count == limit else None
                             for span, count in zip(reached, got, strict=True)])
@@ -325,16 +326,17 @@ def statement(conjunctions: list[list[str]], starts: list[int], end_span: int | 
     """One batch (`SlotPostings.read`): for each conjunction (numbered in the first column),
     the first `limit` rows of its rarest term from its start span (and up to `end_span`), each
     with the same span's rows of its other terms and the span's keys."""
+    # The keys by a join, not a subquery per row: the planner scanned the few rows of
+    # `search_spans` once per row read (29 rows: 1.33 -> 1.06 ms for the statement).
     branches, params = [], []
     end = "" if end_span is None else " AND span <= %s"
     for number, (conjunction, start) in enumerate(zip(conjunctions, starts, strict=True)):
         others = "".join(", (SELECT q.slots FROM search_postings q "
                          "WHERE q.term = %s AND q.span = r.span)" for _ in conjunction[1:])
         branches.append(
-            f"(SELECT {number}, r.span, r.slots{others}, "
-            "(SELECT s.packed FROM search_spans s WHERE s.span = r.span) "
+            f"(SELECT {number}, r.span, r.slots{others}, s.packed "
             "FROM (SELECT span, slots FROM search_postings WHERE term = %s AND span >= %s"
-            f"{end} ORDER BY span LIMIT %s) r)")
+            f"{end} ORDER BY span LIMIT %s) r JOIN search_spans s ON s.span = r.span)")
         params += [*conjunction[1:], conjunction[0], start,
                    *([] if end_span is None else [end_span]), limit]
     return " UNION ALL ".join(branches), params
