@@ -4,8 +4,6 @@ the rows are made here as the batch statement returns them."""
 
 from __future__ import annotations
 
-import struct
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -34,20 +32,35 @@ def test_a_terms_slots_read_back_as_written(mask):
     assert postings.decode(postings.encode(mask, SPAN_SLOTS)) == mask
 
 
+# A week's span, the longest (`postings.LONGEST_SPAN_DAYS`), and the 7th of them.
+SPAN_KEYS = postings.LONGEST_SPAN_DAYS * postings.KEYS_PER_DAY
+SPAN = 7
+FIRST = SPAN * SPAN_KEYS
+# A span's keys: anywhere in it, its last one included, and free slots among them.
+span_keys = st.lists(st.one_of(st.just(postings.FREE), st.integers(FIRST, FIRST + SPAN_KEYS - 1)),
+                     max_size=SPAN_SLOTS)
+
+
+@given(span_keys)
+def test_a_spans_keys_read_back_as_written_in_four_bytes_each(keys):
+    packed = postings.packed_keys(keys, FIRST)
+    assert len(packed) == 4 * len(keys)
+    assert postings.unpacked_keys(packed, FIRST) == keys
+
+
 @given(st.lists(masks, min_size=1, max_size=3), st.sets(st.integers(0, SPAN_SLOTS - 1)))
 def test_a_row_gives_the_keys_of_the_slots_every_term_holds_but_free_ones(term_masks, freed):
-    keys = [postings.FREE if slot in freed else 1_000_000 + 3 * slot
-            for slot in range(SPAN_SLOTS)]
-    packed = struct.pack(f">{SPAN_SLOTS}q", *keys)
-    row = [0, 7, *(postings.encode(mask, SPAN_SLOTS) for mask in term_masks), packed]
+    keys = [postings.FREE if slot in freed else FIRST + 3 * slot for slot in range(SPAN_SLOTS)]
+    packed = postings.packed_keys(keys, FIRST)
+    row = [0, SPAN, *(postings.encode(mask, SPAN_SLOTS) for mask in term_masks), packed]
     every = term_masks[0]
     for mask in term_masks[1:]:
         every &= mask
     expected = [keys[slot] for slot in set_bits(every) if slot not in freed]
-    assert postings.matching_keys(row, len(term_masks)) == expected
+    assert postings.matching_keys(row, len(term_masks), SPAN_KEYS) == expected
 
 
 def test_a_term_missing_from_the_span_matches_nothing():
-    packed = struct.pack(">2q", 11, 12)
-    row = [0, 7, postings.encode(0b11, 2), None, packed]
-    assert postings.matching_keys(row, 2) == []
+    packed = postings.packed_keys([FIRST + 11, FIRST + 12], FIRST)
+    row = [0, SPAN, postings.encode(0b11, 2), None, packed]
+    assert postings.matching_keys(row, 2, SPAN_KEYS) == []

@@ -674,12 +674,28 @@ def test_a_search_sees_what_another_process_wrote_after_its_terms_were_counted(
     assert found == (expected, len(expected), False, False)
 
 
+def span_length(conn: Any) -> int:
+    """How many keys a span of the postings holds."""
+    row = conn.execute("SELECT span_keys FROM search_index").fetchone()
+    assert row is not None and row["span_keys"]  # the postings are built
+    return int(row["span_keys"])
+
+
 def posted_keys(conn: Any, term: str) -> set[int]:
     """The keys of the events the slot postings say hold `term`."""
-    rows = conn.execute("SELECT p.slots, s.packed FROM search_postings p JOIN search_spans s "
-                        "USING (span) WHERE p.term = %s", [term]).fetchall()
-    return {key for row in rows
-            for key in postings.matching_keys([0, 0, row["slots"], row["packed"]], 1)}
+    span_keys = span_length(conn)
+    rows = conn.execute("SELECT p.span, p.slots, s.packed FROM search_postings p "
+                        "JOIN search_spans s USING (span) WHERE p.term = %s", [term]).fetchall()
+    return {key for row in rows for key in postings.matching_keys(
+        [0, row["span"], row["slots"], row["packed"]], 1, span_keys)}
+
+
+def slotted_keys(conn: Any) -> list[int]:
+    """The keys holding a slot in the spans of the postings, span by span."""
+    span_keys = span_length(conn)
+    return [key for row in conn.execute("SELECT span, packed FROM search_spans ORDER BY span")
+            for key in postings.unpacked_keys(row["packed"], row["span"] * span_keys)
+            if key != postings.FREE]
 
 
 class RolledBack(Exception):
@@ -711,9 +727,7 @@ def test_postgresql_postings_follow_every_write_of_a_transaction(both_filled, mo
         conn.execute("DELETE FROM events WHERE id = %s", [added[2].id])
 
         # Each stored event holds one slot, and no other key does.
-        slotted = [key for row in conn.execute("SELECT packed FROM search_spans")
-                   for (key,) in struct.iter_unpack(">q", row["packed"]) if key]
-        assert sorted(slotted) == [row["search_key"] for row in conn.execute(
+        assert sorted(slotted_keys(conn)) == [row["search_key"] for row in conn.execute(
             "SELECT search_key FROM events ORDER BY search_key")]
         touched = {term for event in added + [edited, moved] for term in terms_of(event)}
         wrong = [term for term in sorted(touched) if posted_keys(conn, term) != {
@@ -749,9 +763,7 @@ def test_a_bulk_load_posts_events_given_out_of_time_order_as_their_rows_hold_the
         conn = storage.conn
         keys = [row["search_key"] for row in conn.execute(
             "SELECT search_key FROM events ORDER BY search_key")]
-        slotted = [key for row in conn.execute("SELECT packed FROM search_spans")
-                   for (key,) in struct.iter_unpack(">q", row["packed"]) if key]
-        assert sorted(slotted) == keys and len(keys) == len(events)
+        assert sorted(slotted_keys(conn)) == keys and len(keys) == len(events)
         layout = storage.index.postings.layout()
         assert layout is not None
         assert layout.span_keys == postings.span_keys_for(len(keys), keys[0], keys[-1])
@@ -809,17 +821,50 @@ def test_an_upgraded_postgresql_database_keeps_its_spans_uncompressed(postgres_d
         found = answer(storage, query, (10, 0), 50)
         assert compressed_spans(storage) == 0
         # As the release before it left them: PostgreSQL's default, compressed. The sample's
-        # spans are too short to be (a few keys each): each gets 1 000 free slots more
-        # (key 0, never a match), 8 KB that compress.
+        # spans are too short to be (a few keys each): each gets 2 000 free slots more
+        # (never a match), 8 KB that compress.
         storage.conn.execute("ALTER TABLE search_spans ALTER COLUMN packed SET STORAGE EXTENDED")
         storage.conn.execute("UPDATE search_spans SET packed = packed || "
-                             "decode(repeat('00', 8000), 'hex')")
+                             "decode(repeat('ff', 8000), 'hex')")
         assert compressed_spans(storage) > 0
         storage.conn.execute("DELETE FROM schema_migrations "
                              "WHERE name = '019_search_spans_uncompressed'")
     postgres.PostgresStorage.prepare(url)
     with closing(postgres.PostgresStorage.open(url)) as storage:
         assert compressed_spans(storage) == 0
+        storage.index.few_holders, storage.index.most_spans = 0, 10**9
+        assert "slot postings" in storage.explain_search(query, 10, 50)[0]
+        assert answer(storage, query, (10, 0), 50) == found and found[1] > 10
+
+
+def spans_keys(conn: Any) -> dict[int, list[int]]:
+    """Each span of the postings' keys, slot by slot (`postings.FREE`: a free slot)."""
+    span_keys = span_length(conn)
+    return {row["span"]: postings.unpacked_keys(row["packed"], row["span"] * span_keys)
+            for row in conn.execute("SELECT span, packed FROM search_spans")}
+
+
+def test_an_upgraded_postgresql_database_gets_its_spans_keys_as_offsets(postgres_database):
+    """Spans of 8-byte keys, as before migration 021, are written again as 4-byte offsets from
+    their first key, a free slot (key 0) still free, and read the same."""
+    url = fresh_schema(postgres_database)
+    postgres.PostgresStorage.prepare(url)
+    query = EventQuery(starts_after=NOW, text="c")
+    with closing(postgres.PostgresStorage.open(url)) as storage:
+        storage.add_events(generate_events(400, seed=5, now=NOW, timezone=TAIPEI))
+        storage.index.few_holders, storage.index.most_spans = 0, 10**9
+        found = answer(storage, query, (10, 0), 50)
+        before = spans_keys(storage.conn)
+        # As the release before it left them, each with a free slot at its end.
+        for span, keys in before.items():
+            storage.conn.execute("UPDATE search_spans SET packed = %s WHERE span = %s",
+                                 [struct.pack(f">{len(keys) + 1}q", *keys, postings.FREE), span])
+        storage.conn.execute("DELETE FROM schema_migrations "
+                             "WHERE name = '021_search_span_offsets'")
+    postgres.PostgresStorage.prepare(url)
+    with closing(postgres.PostgresStorage.open(url)) as storage:
+        assert spans_keys(storage.conn) == {span: [*keys, postings.FREE]
+                                            for span, keys in before.items()}
         storage.index.few_holders, storage.index.most_spans = 0, 10**9
         assert "slot postings" in storage.explain_search(query, 10, 50)[0]
         assert answer(storage, query, (10, 0), 50) == found and found[1] > 10

@@ -394,6 +394,16 @@ class PostgresIndex:
             "ALTER TABLE search_index ADD COLUMN generation bigint NOT NULL DEFAULT 0",
             "UPDATE search_index SET generation = pg_current_xact_id()::text::bigint",
         ),
+        "021_search_span_offsets": (
+            # Each span's 8-byte keys become 4-byte offsets from its first key (`postings`),
+            # a free slot (key 0) the free offset: read slot by slot, in SQL, in place.
+            "UPDATE search_spans SET packed = (SELECT coalesce(string_agg(CASE WHEN key = 0 "
+            "THEN decode('ffffffff', 'hex') ELSE int4send((key - search_spans.span * "
+            "(SELECT span_keys FROM search_index))::integer) END, ''::bytea ORDER BY slot), "
+            "''::bytea) FROM (SELECT slot, ('x' || encode(substring(packed FROM 8 * slot + 1 "
+            "FOR 8), 'hex'))::bit(64)::bigint AS key "
+            "FROM generate_series(0, length(packed) / 8 - 1) AS slot) AS slots)",
+        ),
     }
 
     # Tests lower these to read a few hundred events every way (see the constants).

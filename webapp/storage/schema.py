@@ -447,4 +447,7 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
     # PostgreSQL's search index says which state of it is stored (`PostgresIndex.schema`), for
     # the counts a process remembers: nothing shared.
     "020_search_generation": (),
+    # PostgreSQL's slot postings keep each span's keys as 4-byte offsets
+    # (`PostgresIndex.schema`): nothing shared.
+    "021_search_span_offsets": (),
 }
