@@ -3,7 +3,9 @@ contention (4) at 10 000, on SQLite and on PostgreSQL, each through gunicorn wit
 workers, each ratio against /health measured in the same round on the same server.
 
 `python -m bench.backends` runs only these (both backends); `python -m bench` adds the
-PostgreSQL half to its SQLite figures.
+PostgreSQL half to its SQLite figures. `python -m bench.backends --growth` runs the matrix on
+PostgreSQL at 100 000 and at 1 000 000 events instead, one after the other in the same run (the
+larger dataset is made once a day, in about 100 minutes on a 2-core machine).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from .report import table
 
 CONTENDED = 10_000
 WRITE_RUNS = ("alone", "contended", "spread")
+# The size the matrix grows to on PostgreSQL (`--growth`).
+GROWN = 1_000_000
 
 
 def measure_postgres(rounds: int, search: bool = True) -> dict[str, Any]:
@@ -66,6 +70,50 @@ def measure_sqlite(rounds: int, search: bool = True) -> dict[str, Any]:
             print("10: writes under contention on SQLite…", flush=True)
             written = writes.measure_both(base, contended)
     return {"matrix": searched, "writes": written}
+
+
+def measure_growth(rounds: int) -> dict[str, Any]:
+    """The matrix on PostgreSQL copies of the largest dataset and of `GROWN` events."""
+    grown: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="webmcp-bench-growth-") as scratch:
+        for count in (max(SIZES), GROWN):
+            with postgres_working_copy(count) as database, \
+                    gunicorn(database, workers=2, log=Path(scratch) / f"{count}.log") as (base, _):
+                print(f"10: the search matrix on PostgreSQL at {count:,} events…", flush=True)
+                grown[str(count)] = matrix.measure(base, database, rounds)
+    return grown
+
+
+def growth_table(grown: dict[str, Any]) -> str:
+    """The matrix's figures at each size, a column each, and the largest ÷ the smallest."""
+    sizes = list(grown)
+
+    def row(label: str, figure: Any, digits: int = 2) -> list[str]:
+        values = [figure(grown[size]) for size in sizes]
+        return [label, *[f"{value:.{digits}f}" for value in values],
+                f"{values[-1] / values[0]:.2f}×"]
+
+    rows = [
+        row("worst cell p50 ÷ /health p50", lambda r: r["worst"]["overHealth"]["median"]),
+        row("the 10 worst cells measured again: worst ÷ /health",
+            lambda r: r["measuredAgain"]["worst"]["overHealth"]),
+        row("median cell ÷ /health", lambda r: r["median"]),
+        row("/health p50 ms", lambda r: r["healthP50Ms"]["median"], 3),
+        row("storage in-process: median ms", lambda r: r["storage"]["medianMs"], 3),
+        row("storage in-process: slowest ms", lambda r: r["storage"]["slowest"]["ms"], 3),
+    ]
+    cells = [["the worst cell", *[cell(grown[size]["worst"]) for size in sizes], ""],
+             ["the slowest in storage", *[cell(grown[size]["storage"]["slowest"])
+                                          for size in sizes], ""]]
+    plans = []
+    for size in sizes:
+        worst = grown[size]["worst"]
+        plans += [f"The worst cell at {int(size):,} events, {cell(worst)} (“{worst['text']}”): "
+                  f"its plan ({worst['plan']['storageP50Ms']:.3f} ms in storage, in-process)",
+                  *plan_lines(worst["plan"]), ""]
+    return table("10. The search matrix on PostgreSQL as the events grow (gunicorn 2 workers, "
+                 "concurrency 1)", ["figure", *[f"{int(size):,} events" for size in sizes],
+                                    "largest ÷ smallest"], rows + cells) + "\n".join(plans)
 
 
 def cell(found: dict[str, Any]) -> str:
@@ -169,13 +217,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per figure")
     parser.add_argument("--writes-only", action="store_true",
                         help="the writes alone (10 000 events: no 100 000-event dataset)")
+    parser.add_argument("--growth", action="store_true",
+                        help=f"the matrix on PostgreSQL at {max(SIZES):,} and {GROWN:,} events")
     args = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    if args.growth:
+        grown = measure_growth(args.rounds)
+        print()
+        print(growth_table(grown))
+        path = RESULTS / "backends-growth.json"
+        path.write_text(json.dumps(grown, indent=2, default=str) + "\n")
+        print(f"Figures saved to {path}.")
+        return
     search = not args.writes_only
     results = {"SQLite": measure_sqlite(args.rounds, search),
                "PostgreSQL": measure_postgres(args.rounds, search)}
     print()
     print(side_by_side(results))
-    RESULTS.mkdir(exist_ok=True)
     path = RESULTS / ("backends.json" if search else "backends-writes.json")
     path.write_text(json.dumps(results, indent=2, default=str) + "\n")
     print(f"Figures saved to {path}.")
