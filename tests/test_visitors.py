@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
+from datetime import timedelta
 
 from bs4 import BeautifulSoup
 from helpers import JSON
+
+from webapp.storage.connection import get_db
+from webapp.web.visitors import SEEN_PRECISION
+from webapp.web.visitors import VISITOR_KEY
 
 
 def test_the_session_cookie_is_signed_httponly_and_lax(visitor):
@@ -42,6 +48,29 @@ def test_writes_keep_a_session_alive(app, visitor, clock):
     for _ in range(3):
         clock.advance(seconds=app.config["VISITOR_TTL"] * 0.9)
         assert visitor.save()["status"] == "success"
+
+
+def session_end(app, visitor) -> datetime:
+    """When the visitor's session ends, as the server keeps it."""
+    with visitor.client.session_transaction() as cookie:
+        visitor_id = cookie[VISITOR_KEY]
+    with app.app_context():
+        ends = get_db().visitor_expires_at(visitor_id)
+    assert ends is not None
+    return ends
+
+
+def test_a_write_extends_the_session_at_most_once_per_precision(app, visitor, clock):
+    lifetime = timedelta(seconds=app.config["VISITOR_TTL"])
+    visitor.save()
+    first_end = session_end(app, visitor)
+    assert first_end == clock() + lifetime
+    clock.advance(seconds=SEEN_PRECISION.total_seconds() - 1)
+    assert visitor.save("evt-agent-testing")["status"] == "success"
+    assert session_end(app, visitor) == first_end  # nothing written: a read sufficed
+    clock.advance(seconds=1)
+    assert visitor.save("evt-semantic-html")["status"] == "success"
+    assert session_end(app, visitor) == clock() + lifetime
 
 
 def activity_rows(app):

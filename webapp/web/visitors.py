@@ -71,9 +71,16 @@ def visitor_for_write(db: Storage) -> str:
 
 def keep_alive(db: Storage, visitor_id: str) -> str:
     """Extend the session of the visitor a write belongs to (from their cookie, or the agent
-    they connected); SessionExpired when it is already over."""
+    they connected) to a full lifetime from now, unless it was extended within
+    SEEN_PRECISION; SessionExpired when it is already over."""
     now = site_now()
-    if not db.keep_visitor_alive(visitor_id, now, now + _lifetime()):
+    until = now + _lifetime()
+    expires = db.visitor_expires_at(visitor_id)
+    if expires is None or expires <= now:
+        raise SessionExpired
+    # Reading is cheaper than writing (on PostgreSQL each commit of a change waits for the
+    # disk), and a person's writes come in bursts: most need no extension of their own.
+    if expires <= until - SEEN_PRECISION and not db.keep_visitor_alive(visitor_id, now, until):
         raise SessionExpired
     return visitor_id
 
@@ -90,7 +97,8 @@ def still_alive(db: Storage, visitor_id: str) -> str:
 # The session cookie of a signed-in browser also holds the id of its account session (whose
 # hash the database keeps), beside the account's visitor id under VISITOR_KEY.
 ACCOUNT_SESSION_KEY = "account_session"
-# How often a session's "last used" is written: every request would otherwise be a write.
+# How often a session's bookkeeping (an account session's "last used", a visitor's end) is
+# written: every request would otherwise be a write.
 SEEN_PRECISION = timedelta(minutes=5)
 
 
