@@ -166,7 +166,7 @@ def test_a_token_is_spent_once_however_many_race_for_it(backend):
 
     def spend(storage: Storage) -> bool:
         with storage.transaction():
-            confirmation = storage.get_confirmation("hash-1")
+            confirmation = storage.get_confirmation("hash-1", for_update=True)
             assert confirmation is not None
             if confirmation.used_at is not None:
                 return False
@@ -190,7 +190,7 @@ def test_cancelling_at_once_frees_exactly_one_seat(backend):
 
     def cancel(storage: Storage) -> bool:
         with storage.transaction():
-            found = storage.get_registration("reg-0")
+            found = storage.get_registration("reg-0", for_update=True)
             assert found is not None
             if found.state != "active":
                 return False

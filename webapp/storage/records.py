@@ -624,11 +624,12 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
     # -- registrations ------------------------------------------------------------------
 
     @guarded
-    def get_registration(self, registration_id: str) -> Registration | None:
-        """One registration, or None (locked until the end of a transaction reading it)."""
-        row = self._one(f"{REGISTRATION_SELECT} WHERE r.id = :id"
-                        + self.dialect.locked(self._in_transaction(), " OF r"),
-                        {"id": registration_id})
+    def get_registration(self, registration_id: str, for_update: bool = False
+                         ) -> Registration | None:
+        """One registration, or None (with `for_update`, locked until the end of the
+        transaction reading it)."""
+        lock = self.dialect.locked(self._in_transaction(), " OF r") if for_update else ""
+        row = self._one(f"{REGISTRATION_SELECT} WHERE r.id = :id{lock}", {"id": registration_id})
         return registration_of(row, self.dialect.moment_out) if row else None
 
     @guarded
@@ -711,11 +712,13 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
     # -- confirmations ------------------------------------------------------------------
 
     @guarded
-    def get_confirmation(self, token_hash: str) -> Confirmation | None:
-        """The confirmation with this token hash, or None (locked until the end of a
-        transaction reading it: a racing request waits, then finds it spent)."""
-        row = self._one("SELECT * FROM confirmations WHERE token_hash = :token_hash"
-                        + self.dialect.locked(self._in_transaction()), {"token_hash": token_hash})
+    def get_confirmation(self, token_hash: str, for_update: bool = False
+                         ) -> Confirmation | None:
+        """The confirmation with this token hash, or None (with `for_update`, locked until the
+        end of the transaction reading it: a racing request waits, then finds it spent)."""
+        lock = self.dialect.locked(self._in_transaction()) if for_update else ""
+        row = self._one(f"SELECT * FROM confirmations WHERE token_hash = :token_hash{lock}",
+                        {"token_hash": token_hash})
         return confirmation_of(row, self.dialect.moment_out, self.dialect.json_out) if row else None
 
     @guarded

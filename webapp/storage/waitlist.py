@@ -107,10 +107,11 @@ class WaitlistRecords:
             "language": entry.language, "joined_at": self.dialect.moment_in(entry.joined_at)})
 
     @guarded
-    def waitlist_entry(self, entry_id: str) -> WaitlistEntry | None:
-        """One entry, or None (locked until the end of a transaction reading it)."""
-        row = self._one(f"{ENTRY_SELECT} WHERE w.id = :id"
-                        + self.dialect.locked(self._in_transaction(), " OF w"), {"id": entry_id})
+    def waitlist_entry(self, entry_id: str, for_update: bool = False) -> WaitlistEntry | None:
+        """One entry, or None (with `for_update`, locked until the end of the transaction
+        reading it)."""
+        lock = self.dialect.locked(self._in_transaction(), " OF w") if for_update else ""
+        row = self._one(f"{ENTRY_SELECT} WHERE w.id = :id{lock}", {"id": entry_id})
         return entry_of(row, self.dialect) if row else None
 
     @guarded

@@ -92,10 +92,11 @@ def confirmation_minutes() -> int:
     return int(CONFIRMATION_LIFETIME.total_seconds() // 60)
 
 
-def own_registration(db: Storage, registration_id: str, visitor_id: str | None
-                     ) -> Registration | None:
-    """The visitor's registration with this id; another visitor's is None, like an unknown one."""
-    registration = db.get_registration(registration_id)
+def own_registration(db: Storage, registration_id: str, visitor_id: str | None,
+                     for_update: bool = False) -> Registration | None:
+    """The visitor's registration with this id; another visitor's is None, like an unknown one
+    (with `for_update`, locked until the end of the transaction reading it)."""
+    registration = db.get_registration(registration_id, for_update)
     if registration is None or registration.visitor_id != visitor_id:
         return None
     return registration
@@ -141,9 +142,10 @@ def own_confirmation(db: Storage, token: str, ctx: ActionContext, name: str,
     action `name` refusing it.
 
     Another visitor's token, a token for another action or target, and an unknown token all
-    look the same: not_found, revealing nothing.
+    look the same: not_found, revealing nothing. Call it in the transaction that spends the
+    token: the token stays locked until it ends, so a racing request waits and finds it spent.
     """
-    confirmation = db.get_confirmation(ctx.review_tokens.hash_of(token))
+    confirmation = db.get_confirmation(ctx.review_tokens.hash_of(token), for_update=True)
     if (confirmation is None or confirmation.visitor_id != ctx.visitor_id
             or confirmation.action != (confirms or name)
             or waitlist not in (None, bool(confirmation.payload.get("waitlist")))
@@ -405,7 +407,7 @@ def confirm_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
                                          target=params["registration_id"])
         if isinstance(confirmation, ToolResult):
             return confirmation
-        registration = db.get_registration(confirmation.target_id)
+        registration = db.get_registration(confirmation.target_id, for_update=True)
         if registration is None:
             return not_found(name, _("This registration does not exist."))
         already = registration.state == "cancelled"
@@ -448,7 +450,8 @@ def discard_cancellation(db: Storage, params: ConfirmCancellationParams, ctx: Ac
                                          confirms=CONFIRM_CANCELLATION)
         if isinstance(confirmation, ToolResult):
             return confirmation
-        registration = own_registration(db, confirmation.target_id, ctx.visitor_id)
+        registration = own_registration(db, confirmation.target_id, ctx.visitor_id,
+                                        for_update=True)
         if registration is None:
             return not_found(name, _("This registration does not exist."))
         if confirmation.used_at is None:

@@ -94,7 +94,7 @@ def join_waitlist(db: Storage, params: ConfirmParams, ctx: ActionContext) -> Too
             event_title=event.title, event_starts_at=event.starts_at, language=ctx.language))
         db.use_confirmation(confirmation.token_hash, ctx.now)
         pass_on(db, event.id, ctx)  # a seat free already is theirs to accept at once
-        entry = db.waitlist_entry(entry_id)
+        entry = db.waitlist_entry(entry_id, for_update=True)
         assert entry is not None, "the entry was just written"
         if entry.state == "waiting":  # an offer made at once has its own mail
             queue_waitlist_joined(db, entry, event, ctx)
@@ -142,7 +142,7 @@ def accept_waitlist_offer(db: Storage, params: WaitlistEntryParams, ctx: ActionC
         if refused:
             return refused
         pass_on(db, event.id, ctx)  # an offer whose hold ran out has ended first
-        current = db.waitlist_entry(entry.id)
+        current = db.waitlist_entry(entry.id, for_update=True)
         if current is None or current.state != "offered":
             return conflict(name, _("This offer has ended: its seat went to the next person "
                                     "waiting."),
@@ -184,7 +184,7 @@ def leave_waitlist(db: Storage, params: WaitlistEntryParams, ctx: ActionContext
         return entry
     with db.transaction():
         if db.get_event(entry.event_id, for_update=True) is not None:
-            current = db.waitlist_entry(entry.id)
+            current = db.waitlist_entry(entry.id, for_update=True)
             if current is not None and db.end_waitlist_entry(
                     current.id, "declined" if current.state == "offered" else "left", ctx.now):
                 pass_on(db, entry.event_id, ctx)
