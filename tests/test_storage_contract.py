@@ -12,6 +12,7 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
+from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC
 from datetime import timedelta
@@ -380,6 +381,32 @@ def test_a_failed_transaction_changes_nothing(backend):
         assert seats_taken(storage) == EVENT.held_seats
 
 
+def test_a_transaction_inside_another_commits_with_it(backend):
+    with opened(backend) as storage:
+        someone = visitor(storage, 1)
+        with pytest.raises(RuntimeError), storage.transaction():
+            with storage.transaction():
+                storage.create_registration(registration(someone, 1))
+            assert storage.active_registration(someone, EVENT.id) is not None
+            raise RuntimeError("the outer one failed after the inner one ended")
+        assert storage.active_registration(someone, EVENT.id) is None
+
+
+def test_a_failed_transaction_inside_another_fails_it_even_when_caught(backend):
+    with opened(backend) as storage:
+        someone = visitor(storage, 1)
+        with pytest.raises(StorageError), storage.transaction():
+            storage.save_event(someone, EVENT.id, NOW)
+            with suppress(RuntimeError), storage.transaction():
+                storage.create_registration(registration(someone, 1))
+                raise RuntimeError("the inner one failed, and its caller went on")
+        assert storage.saved_events(someone) == []
+        assert storage.active_registration(someone, EVENT.id) is None
+        with storage.transaction():  # the next one starts clean
+            storage.save_event(someone, EVENT.id, NOW)
+        assert [event.id for event in storage.saved_events(someone)] == [EVENT.id]
+
+
 def test_times_come_back_as_stored_to_the_second_in_utc(backend):
     with opened(backend) as storage:
         someone = visitor(storage, 1)
@@ -717,7 +744,8 @@ def test_postgresql_postings_follow_every_write_of_a_transaction(both_filled, mo
     edited = replace(added[0], title="Workshop 改寫")
     moved = replace(added[1], starts_at=added[1].starts_at + timedelta(seconds=3 * span_keys
                                                                        // 1024))
-    with pytest.raises(RolledBack), postgresql.transaction() as conn:
+    conn = postgresql.conn
+    with pytest.raises(RolledBack), postgresql.transaction():
         postgresql.import_events(added)
         postgresql.import_events([edited, moved])
         gone = conn.execute("SELECT search_key, terms FROM events WHERE id = %s",

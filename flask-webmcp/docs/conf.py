@@ -18,7 +18,7 @@ html_theme = "alabaster"
 # page here (the build reads nothing from the network): their types are left unlinked.
 nitpick_ignore_regex = [
     ("py:class", r"(flask|werkzeug|marshmallow|jinja2|click|apispec|bs4|itsdangerous)\..*"),
-    ("py:class", r"(collections\.abc|typing|pathlib|datetime|decimal|enum|gettext)\..*"),
+    ("py:class", r"(collections\.abc|contextlib|typing|pathlib|datetime|decimal|enum|gettext)\..*"),
     ("py:class", r"(Flask|Blueprint|Response|Schema|Rule|Tag|APISpec|TestResponse|Command|Path)"),
     # A type variable of the route decorators: the view they return is the view they got.
     ("py:class", r"flask_webmcp\.routes\.View"),

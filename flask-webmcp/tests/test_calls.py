@@ -4,6 +4,8 @@ a route or from anywhere else (MCP), with the app's hooks."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -65,12 +67,14 @@ def forget_note(notes: dict[str, str], params: dict[str, Any]) -> ToolResult:
 class Notes:
     """An app with one tool and one step for people, and what its hooks saw."""
 
-    def __init__(self) -> None:
+    def __init__(self, transactional: bool = False) -> None:
         self.notes: dict[str, str] = {}
         self.records: list[CallRecord] = []
         self.principal: str | None = "ann"
         self.recording_fails = False
-        self.calls = Calls(execute=self.execute, record=self.record, failures=(DatabaseDown,))
+        self.commits = 0
+        self.calls = Calls(execute=self.execute, record=self.record, failures=(DatabaseDown,),
+                           unit=self.transaction if transactional else None)
         self.app = Flask(__name__)
         self.app.config["TESTING"] = True
 
@@ -101,6 +105,17 @@ class Notes:
             raise DatabaseDown("the audit table is locked")
         self.records.append(call)
 
+    @contextmanager
+    def transaction(self, _action: Action[Any]) -> Iterator[None]:
+        """The notes and the records as they were, back when anything in the block fails."""
+        notes, records = dict(self.notes), list(self.records)
+        try:
+            yield
+        except BaseException:
+            self.notes, self.records = notes, records
+            raise
+        self.commits += 1
+
     def seen(self) -> list[tuple[str, str, str | None, str]]:
         return [(call.action, call.source, call.principal, call.result.status.word)
                 for call in self.records]
@@ -109,6 +124,11 @@ class Notes:
 @pytest.fixture
 def notes() -> Notes:
     return Notes()
+
+
+@pytest.fixture
+def notes_in_a_unit() -> Notes:
+    return Notes(transactional=True)
 
 
 def test_a_call_runs_its_action_for_its_principal_and_is_recorded(notes):
@@ -163,6 +183,30 @@ def test_a_record_that_fails_never_fails_the_call(notes, caplog):
     answer = notes.app.test_client().post("/notes/n-1", json={"text": "hi"}, headers=JSON)
     assert answer.status_code == 201 and notes.notes == {"n-1": "hi"}
     assert "could not record a call of write_note" in caplog.text
+
+
+def test_in_a_unit_a_call_and_its_record_commit_once_together(notes_in_a_unit):
+    notes = notes_in_a_unit
+    answer = notes.app.test_client().post("/notes/n-1", json={"text": "hi"}, headers=JSON)
+    assert answer.status_code == 201 and notes.notes == {"n-1": "hi"}
+    assert notes.seen() == [("write_note", "human", "ann", "success")]
+    assert notes.commits == 1
+
+
+def test_in_a_unit_a_record_that_fails_undoes_the_call_and_fails_it(notes_in_a_unit, caplog):
+    notes = notes_in_a_unit
+    notes.recording_fails = True
+    answer = notes.app.test_client().post("/notes/n-1", json={"text": "hi"}, headers=JSON)
+    assert answer.status_code == 503 and answer.json["status"] == "internal_error"
+    assert notes.notes == {} and notes.commits == 0
+    assert "write_note failed" in caplog.text and "the audit table is locked" in caplog.text
+
+
+def test_in_a_unit_a_failed_call_is_undone_and_recorded_on_its_own(notes_in_a_unit):
+    notes = notes_in_a_unit
+    answer = notes.app.test_client().post("/notes/n-1", json={"text": "fail"}, headers=JSON)
+    assert answer.status_code == 503 and notes.notes == {} and notes.commits == 0
+    assert notes.seen() == [("write_note", "human", "ann", "internal_error")]
 
 
 def test_a_step_for_people_refuses_an_agents_call_whoever_sends_it(notes):

@@ -45,8 +45,9 @@ def offer_ends_at(event: Event, now: datetime) -> datetime | None:
 
 def pass_on(db: Storage, event_id: str, ctx: ActionContext) -> list[WaitlistEntry]:
     """Expire the event's offers whose hold ran out and offer each free seat to the next one
-    waiting, mailing each offer; the new offers. Inside a transaction of its own (a savepoint
-    inside the caller's), the event's row locked like every write that changes its seats."""
+    waiting, mailing each offer; the new offers. Inside a transaction of its own (part of the
+    caller's, when it has one), the event's row locked like every write that changes its
+    seats."""
     with db.transaction():
         event = db.get_event(event_id, for_update=True)
         if event is None:

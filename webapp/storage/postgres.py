@@ -3,7 +3,7 @@ app hosts sharing one database; its search index is `PostgresIndex`.
 
 One `PostgresStorage` per request, on a connection of the process's pool (see `backends`).
 Connections run in autocommit, so each method is atomic on its own; `transaction()` makes a
-check-then-change sequence one transaction (a savepoint inside another one).
+check-then-change sequence one transaction (part of another one when it runs inside it).
 
 **Seats cannot be oversold across hosts: a row lock, not a conditional UPDATE.** Seats are
 counted, never stored (capacity - held - active registrations), and confirming checks the
@@ -181,11 +181,11 @@ class PostgresStorage(Records):
         self.conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection[DictRow]]:
-        """One transaction (a savepoint inside another): all of it commits, or none."""
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN; COMMIT at the end, or ROLLBACK when the block raises."""
         try:
             with self.conn.transaction():
-                yield self.conn
+                yield
         except psycopg.Error as error:
             raise StorageError("transaction failed") from error
 

@@ -4,7 +4,7 @@ calendar feeds, agent connections, carried results, activity), each method writt
 The SQL is the same on SQLite and PostgreSQL: `ON CONFLICT` and `RETURNING` mean the same on
 both. Parameters are named (`:name`); times, JSON and row locks go through the backend's
 `Dialect`; a backend provides the primitives below (`_rows`, `_one`, `_run`, `_returning`,
-`_in_transaction`, `_insert_many`, `_lock_catalog`) and `transaction()`. Rows become
+`_in_transaction`, `_insert_many`, `_lock_catalog`, `_transaction`). Rows become
 dataclasses here (`event_of`, ...). The schema is applied here too (`migrate`, the migrations of
 `schema`). Events are written here, their search keys given and their terms made
 (`shared.terms_of`), and searches planned (`shared.plan_terms`); the backend's search index
@@ -35,6 +35,7 @@ from . import EventQuery
 from . import EventSummary
 from . import Registration
 from . import RegistrationCheck
+from . import StorageError
 from . import search
 from .accounts import AccountRecords
 from .attendees import AttendeeRecords
@@ -347,10 +348,35 @@ class Records(OutboxRecords, AccountRecords, OAuthRecords, WaitlistRecords,
     dialect: Dialect
     index: SearchIndex
 
+    # Whether a part of the open transaction failed (`transaction`): then it never commits.
+    _part_failed = False
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction: all of it commits, or none.
+
+        Inside another it is part of that one, not a savepoint of its own (on PostgreSQL a
+        savepoint is two more round trips, and nothing here goes on after a failure it
+        caught): when it fails, the one around it fails too, even if its caller goes on.
+        """
+        if self._in_transaction():
+            try:
+                yield
+            except BaseException:
+                self._part_failed = True
+                raise
+            return
+        self._part_failed = False
+        with self._transaction():
+            yield
+            if self._part_failed:
+                raise StorageError("a part of the transaction failed")
+
     # -- what a backend provides --------------------------------------------------------
 
-    def transaction(self) -> AbstractContextManager[Any]:
-        """One transaction (a savepoint inside another): all of it commits, or none."""
+    def _transaction(self) -> AbstractContextManager[Any]:
+        """Begin a transaction; commit it when the block ends, or roll it back when it raises
+        (the database's failures raised as `StorageError`)."""
         raise NotImplementedError
 
     def _rows(self, sql: str, params: dict[str, Any]) -> Sequence[Row]:

@@ -93,30 +93,16 @@ class SQLiteStorage(Records):
         self.db.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A transaction holding the write lock from its start (BEGIN IMMEDIATE).
-
-        Other writers wait (busy_timeout) instead of failing half-way; inside another
-        transaction it becomes a savepoint of that one.
-        """
+    def _transaction(self) -> Iterator[None]:
+        """A transaction holding the write lock from its start (BEGIN IMMEDIATE): other
+        writers wait (busy_timeout) instead of failing half-way."""
         db = self.db
-        if db.in_transaction:
-            db.execute("SAVEPOINT nested")  # the innermost of a name is the one undone
-            try:
-                yield db
-            except BaseException:
-                if db.in_transaction:  # an error may have ended the whole transaction
-                    db.execute("ROLLBACK TO nested")
-                    db.execute("RELEASE nested")
-                raise
-            db.execute("RELEASE nested")
-            return
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as error:
             raise StorageError("could not take the write lock") from error
         try:
-            yield db
+            yield
         except BaseException:
             db.rollback()
             raise

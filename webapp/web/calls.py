@@ -1,7 +1,8 @@
 """What a call does on this site, given to the extension's pipeline (`flask_webmcp.calls`) as
 its hooks: an action runs with the site's storage and a context of the request (its clock, its
-time zone, the visitor it acts for), each call is logged in the visitor's activity, and a
-storage failure is answered with a safe `internal_error`.
+time zone, the visitor it acts for), each call is logged in the visitor's activity (in the
+same transaction as what it did, when it may change something), and a storage failure is
+answered with a safe `internal_error`.
 
 Routes call `run_tool()`, which runs the action their declaration names (`tool_route`,
 `human_route`); the MCP endpoint calls `CALLS.call` for the visitor who connected the agent.
@@ -9,6 +10,8 @@ Routes call `run_tool()`, which runs the action their declaration names (`tool_r
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+from contextlib import nullcontext
 from datetime import timedelta
 from typing import Any
 
@@ -90,7 +93,17 @@ def record(call: CallRecord) -> None:
             status=call.result.status.word, target_id=call.result.target))
 
 
-CALLS = Calls(execute=execute, record=record, failures=(StorageError,))
+def unit_of_work(action: SiteAction) -> AbstractContextManager[Any]:
+    """What a call runs in: one transaction when it may change something, from extending the
+    session of whom it acts for to its line in the activity log (one commit where there were
+    three; on PostgreSQL each waits for the disk). A read-only tool's call needs none (on
+    SQLite a transaction would take the write lock)."""
+    if action.name in CATALOG and CATALOG[action.name].hints.read_only:
+        return nullcontext()
+    return get_db().transaction()
+
+
+CALLS = Calls(execute=execute, record=record, failures=(StorageError,), unit=unit_of_work)
 
 
 def run_tool(bound: dict[str, Any] | None = None, needs_visitor: bool = True) -> Ran:

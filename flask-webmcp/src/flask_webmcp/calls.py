@@ -12,11 +12,17 @@ app's database, clock, context...), `record` keeps the call where the app audits
 `failures` names the app's exceptions that mean a dependency failed (answered with a safe
 `internal_error`, never a stack trace). Whom a call acts for is asked per call
 (`acting_for`): a page's visitor, an MCP client's connection.
+
+An app with a transactional database gives `unit` too: `unit(action)` is what a call runs in
+from asking whom it acts for to its record (a transaction, or `nullcontext()` for an action
+that changes nothing), so that a call and its record commit together, once, or not at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 from typing import NamedTuple
@@ -85,12 +91,19 @@ def request_source() -> str:
 @dataclass(frozen=True)
 class Calls:
     """The pipeline with the app's hooks: `execute(action, params, principal, source)` runs an
-    action, `record(call)` audits a call (a failure to record never fails the call), and an
-    exception of `failures` raised by either is a dependency failing."""
+    action, `record(call)` audits a call, and an exception of `failures` raised by either is a
+    dependency failing.
+
+    Without a `unit`, each part commits on its own and a failure to record never fails the
+    call. With one, whom the call acts for, the action and the record run inside
+    `unit(action)`: a failure in any of them (the record's too) undoes all of them, and the
+    call is answered `internal_error` (recorded on its own if it can be).
+    """
 
     execute: Execute
     record: Callable[[CallRecord], None] = _no_record
     failures: tuple[type[Exception], ...] = ()
+    unit: Callable[[Action[Any]], AbstractContextManager[Any]] | None = None
 
     def call(self, action: Action[Any], submitted: dict[str, Any], *, source: str,
              acting_for: Callable[[], str | None] = nobody, asker: str | None = None,
@@ -116,10 +129,16 @@ class Calls:
                 result = invalid_input(action.name, error.errors)
         else:
             try:
-                principal = acting_for()
-                result = answered_by(action, self.execute(action, params, principal, source))
-            except PrincipalGone:
-                result = gone(action.name)
+                with self.unit(action) if self.unit else nullcontext():
+                    try:
+                        principal = acting_for()
+                        result = answered_by(action,
+                                             self.execute(action, params, principal, source))
+                    except PrincipalGone:
+                        result = gone(action.name)
+                    if self.unit:
+                        self.record(CallRecord(action.name, source, principal or asker, result))
+                        return Ran(result, submitted)  # once the unit has committed
             except self.failures:
                 current_app.logger.exception("%s failed", action.name)
                 result = internal_error(action.name)
