@@ -149,6 +149,12 @@ def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
         *search_rows,
         row("writes, one at a time: p50 ms",
             lambda r: spread_text(r["writes"]["alone"]["p50Ms"], 1)),
+        row("  of those that took a seat (201)",
+            lambda r: spread_text(r["writes"]["alone"]["seatP50Ms"], 1)),
+        row("  of those told the event is full (409)",
+            lambda r: spread_text(r["writes"]["alone"]["fullP50Ms"], 1)),
+        row("writes, one at a time: CPU ms per confirmation (whole machine)",
+            lambda r: spread_text(r["writes"]["alone"]["cpuMsPerConfirmation"], 1)),
         row("writes, one at a time: p95 ms",
             lambda r: spread_text(r["writes"]["alone"]["p95Ms"], 1)),
         row(f"writes, {writes.CLIENTS} at once: confirmations per second",
@@ -161,6 +167,8 @@ def side_by_side(by_backend: dict[str, dict[str, Any]]) -> str:
             lambda r: spread_text(r["writes"]["spread"]["confirmationsPerSecond"], 0)),
         row(f"writes, {writes.CLIENTS} at once over {writes.SPREAD} events: p50 ms",
             lambda r: spread_text(r["writes"]["spread"]["p50Ms"], 1)),
+        row(f"writes, {writes.CLIENTS} at once over {writes.SPREAD} events: CPU ms each",
+            lambda r: spread_text(r["writes"]["spread"]["cpuMsPerConfirmation"], 1)),
         row("writes: never oversold", lambda r: "yes" if all(
             r["writes"][run]["neverOversold"] for run in WRITE_RUNS) else "NO"),
         row("writes: every seat sold, each to a client told 201", lambda r: "yes" if all(
@@ -185,8 +193,10 @@ def goals_table(by_backend: dict[str, dict[str, Any]]) -> str:
     if set(by_backend) != {"SQLite", "PostgreSQL"}:
         return ""
     lite, pg = by_backend["SQLite"], by_backend["PostgreSQL"]
-    alone = (pg["writes"]["alone"]["p50Ms"]["median"]
-             / lite["writes"]["alone"]["p50Ms"]["median"])
+    # A confirmation that takes a seat: those told "full" write nothing, and the p50 of the
+    # two kinds together moved 1.20-1.83x between runs of the same code.
+    alone = (pg["writes"]["alone"]["seatP50Ms"]["median"]
+             / lite["writes"]["alone"]["seatP50Ms"]["median"])
     rate = (pg["writes"]["spread"]["confirmationsPerSecond"]["median"]
             / lite["writes"]["spread"]["confirmationsPerSecond"]["median"])
     goals = []
@@ -201,7 +211,8 @@ def goals_table(by_backend: dict[str, dict[str, Any]]) -> str:
             ("PostgreSQL: slowest cell in storage ≤ 2 ms", f"{slowest:.3f} ms", slowest <= 2),
         ]
     goals += [
-        ("a confirmation alone: PostgreSQL's p50 ≤ 1.5× SQLite's", f"{alone:.2f}×",
+        ("a confirmation alone that takes a seat: PostgreSQL's p50 ≤ 1.5× SQLite's",
+         f"{alone:.2f}×",
          alone <= 1.5),
         (f"{writes.CLIENTS} at once over {writes.SPREAD} events: PostgreSQL's confirmations "
          "per second ≥ SQLite's",

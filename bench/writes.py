@@ -10,6 +10,7 @@ events go on together and SQLite's one write lock does not).
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
@@ -28,6 +29,15 @@ from .stats import spread
 VISITORS = 100  # per event: about twice its free seats, so most runs sell out
 CLIENTS = 8  # confirmations in flight at once
 RUNS = 3
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time the whole machine has spent working since it started (every process on every
+    core: user, nice, system, interrupts), from Linux's /proc/stat."""
+    busy = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
+    idle, iowait = 3, 4
+    ticks = sum(int(value) for index, value in enumerate(busy) if index not in (idle, iowait))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def open_events(database: Path | str, count: int, skip: int = 0) -> list[tuple[str, int]]:
@@ -50,12 +60,13 @@ def active_registrations(database: Path | str, event_id: str) -> int:
 
 
 def confirm_at_once(base: str, events: list[str], clients: int
-                    ) -> tuple[dict[str, list[int]], list[float], float]:
+                    ) -> tuple[dict[str, list[int]], dict[int, list[float]], float, float]:
     """VISITORS people per event prepare a registration each, then confirm, `clients` at a
     time, the events' visitors taking turns.
 
-    Returns each event's answers' statuses, every latency (ms) and the wall time of the
-    confirmations.
+    Returns each event's answers' statuses, the latencies (ms) by status, and the wall time
+    and the machine's CPU time (seconds: every process, client, server and database alike)
+    of the confirmations.
     """
     people = [(event_id, HttpVisitor(base)) for _ in range(VISITORS) for event_id in events]
     with ThreadPoolExecutor(max_workers=clients) as pool:
@@ -70,12 +81,15 @@ def confirm_at_once(base: str, events: list[str], clients: int
             answer = visitor.confirm_registration(token)
             return event_id, answer.status, (time.perf_counter() - started) * 1000
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), machine_cpu_seconds()
         answers = list(pool.map(confirm, zip(people, tokens, strict=True)))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, machine_cpu_seconds() - cpu
     statuses = {event_id: [status for event, status, _ in answers if event == event_id]
                 for event_id in events}
-    return statuses, [ms for _, _, ms in answers], wall
+    latencies: dict[int, list[float]] = {}
+    for _, status, ms in answers:
+        latencies.setdefault(status, []).append(ms)
+    return statuses, latencies, wall, cpu
 
 
 def measure(base: str, database: Path | str, clients: int = CLIENTS, skip: int = 0,
@@ -86,7 +100,8 @@ def measure(base: str, database: Path | str, clients: int = CLIENTS, skip: int =
     chosen = open_events(database, RUNS * together, skip)
     for first in range(0, len(chosen), together):
         seats = dict(chosen[first:first + together])
-        by_event, latencies, wall = confirm_at_once(base, list(seats), clients)
+        by_event, by_status, wall, cpu = confirm_at_once(base, list(seats), clients)
+        latencies = [ms for answered in by_status.values() for ms in answered]
         active = {event_id: active_registrations(database, event_id) for event_id in seats}
         statuses = [status for answers in by_event.values() for status in answers]
         runs.append({
@@ -99,13 +114,21 @@ def measure(base: str, database: Path | str, clients: int = CLIENTS, skip: int =
             "soldOut": all(by_event[event_id].count(201) == active[event_id]
                            == min(seats[event_id], VISITORS) for event_id in seats),
             "perSecond": len(statuses) / wall,
+            "cpuMsPerConfirmation": cpu * 1000 / len(statuses),
             "p50Ms": percentile(latencies, 0.50), "p95Ms": percentile(latencies, 0.95),
+            # The two answers apart: a seat taken (201) writes; "full" (409) only reads. The
+            # p50 of both together falls between them, wherever the event's seats end.
+            "seatP50Ms": percentile(by_status[201], 0.50),
+            "fullP50Ms": percentile(by_status.get(409, [0.0]), 0.50),
         })
     return {
         "visitors": VISITORS, "clients": clients, "events": together, "runs": runs,
         "confirmationsPerSecond": spread(r["perSecond"] for r in runs),
         "p50Ms": spread(r["p50Ms"] for r in runs),
         "p95Ms": spread(r["p95Ms"] for r in runs),
+        "seatP50Ms": spread(r["seatP50Ms"] for r in runs),
+        "fullP50Ms": spread(r["fullP50Ms"] for r in runs),
+        "cpuMsPerConfirmation": spread(r["cpuMsPerConfirmation"] for r in runs),
         "neverOversold": not any(r["oversold"] for r in runs),
         "soldOut": all(r["soldOut"] for r in runs),
     }
