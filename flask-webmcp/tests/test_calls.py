@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from typing import Any
 
@@ -73,8 +74,9 @@ class Notes:
         self.principal: str | None = "ann"
         self.recording_fails = False
         self.commits = 0
+        self.without_unit: set[str] = set()
         self.calls = Calls(execute=self.execute, record=self.record, failures=(DatabaseDown,),
-                           unit=self.transaction if transactional else None)
+                           unit=self.unit if transactional else None)
         self.app = Flask(__name__)
         self.app.config["TESTING"] = True
 
@@ -105,8 +107,12 @@ class Notes:
             raise DatabaseDown("the audit table is locked")
         self.records.append(call)
 
+    def unit(self, action: Action[Any]) -> AbstractContextManager[None] | None:
+        """A transaction for each call, but none for the actions named in `without_unit`."""
+        return None if action.name in self.without_unit else self.transaction()
+
     @contextmanager
-    def transaction(self, _action: Action[Any]) -> Iterator[None]:
+    def transaction(self) -> Iterator[None]:
         """The notes and the records as they were, back when anything in the block fails."""
         notes, records = dict(self.notes), list(self.records)
         try:
@@ -207,6 +213,15 @@ def test_in_a_unit_a_failed_call_is_undone_and_recorded_on_its_own(notes_in_a_un
     answer = notes.app.test_client().post("/notes/n-1", json={"text": "fail"}, headers=JSON)
     assert answer.status_code == 503 and notes.notes == {} and notes.commits == 0
     assert notes.seen() == [("write_note", "human", "ann", "internal_error")]
+
+
+def test_in_a_unit_an_action_given_none_runs_as_without_one(notes_in_a_unit, caplog):
+    notes = notes_in_a_unit
+    notes.without_unit = {"write_note"}
+    notes.recording_fails = True
+    answer = notes.app.test_client().post("/notes/n-1", json={"text": "hi"}, headers=JSON)
+    assert answer.status_code == 201 and notes.notes == {"n-1": "hi"} and notes.commits == 0
+    assert "could not record a call of write_note" in caplog.text
 
 
 def test_a_step_for_people_refuses_an_agents_call_whoever_sends_it(notes):

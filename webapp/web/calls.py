@@ -11,7 +11,6 @@ Routes call `run_tool()`, which runs the action their declaration names (`tool_r
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from contextlib import nullcontext
 from datetime import timedelta
 from typing import Any
 
@@ -93,13 +92,14 @@ def record(call: CallRecord) -> None:
             status=call.result.status.word, target_id=call.result.target))
 
 
-def unit_of_work(action: SiteAction) -> AbstractContextManager[Any]:
+def unit_of_work(action: SiteAction) -> AbstractContextManager[Any] | None:
     """What a call runs in: one transaction when it may change something, from extending the
     session of whom it acts for to its line in the activity log (one commit where there were
     three; on PostgreSQL each waits for the disk). A read-only tool's call needs none (on
-    SQLite a transaction would take the write lock)."""
+    SQLite a transaction would take the write lock, and readers go on while another process
+    writes): its line in the log is written on its own, and never fails the call."""
     if action.name in CATALOG and CATALOG[action.name].hints.read_only:
-        return nullcontext()
+        return None
     return get_db().transaction()
 
 

@@ -14,8 +14,8 @@ app's database, clock, context...), `record` keeps the call where the app audits
 (`acting_for`): a page's visitor, an MCP client's connection.
 
 An app with a transactional database gives `unit` too: `unit(action)` is what a call runs in
-from asking whom it acts for to its record (a transaction, or `nullcontext()` for an action
-that changes nothing), so that a call and its record commit together, once, or not at all.
+from asking whom it acts for to its record (a transaction; None for an action that changes
+nothing), so that a call and its record commit together, once, or not at all.
 """
 
 from __future__ import annotations
@@ -97,13 +97,15 @@ class Calls:
     Without a `unit`, each part commits on its own and a failure to record never fails the
     call. With one, whom the call acts for, the action and the record run inside
     `unit(action)`: a failure in any of them (the record's too) undoes all of them, and the
-    call is answered `internal_error` (recorded on its own if it can be).
+    call is answered `internal_error` (recorded on its own if it can be). `unit(action)` may
+    give None for an action that needs none (one that changes nothing): that call runs as
+    without a `unit`.
     """
 
     execute: Execute
     record: Callable[[CallRecord], None] = _no_record
     failures: tuple[type[Exception], ...] = ()
-    unit: Callable[[Action[Any]], AbstractContextManager[Any]] | None = None
+    unit: Callable[[Action[Any]], AbstractContextManager[Any] | None] | None = None
 
     def call(self, action: Action[Any], submitted: dict[str, Any], *, source: str,
              acting_for: Callable[[], str | None] = nobody, asker: str | None = None,
@@ -128,15 +130,16 @@ class Calls:
             else:
                 result = invalid_input(action.name, error.errors)
         else:
+            unit = self.unit(action) if self.unit else None
             try:
-                with self.unit(action) if self.unit else nullcontext():
+                with unit or nullcontext():
                     try:
                         principal = acting_for()
                         result = answered_by(action,
                                              self.execute(action, params, principal, source))
                     except PrincipalGone:
                         result = gone(action.name)
-                    if self.unit:
+                    if unit is not None:
                         self.record(CallRecord(action.name, source, principal or asker, result))
                         return Ran(result, submitted)  # once the unit has committed
             except self.failures:
