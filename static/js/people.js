@@ -22,6 +22,9 @@
  * - Clean addresses: a search leaves out the filters left blank (the server reads a blank as
  *   "not given"), so the address it pushes is ?query=python, not every empty filter.
  * - Paging starts the list at its top: the focus goes to its summary ("showing 11 to 20").
+ * - Answers morphed into an element marked `data-reset-controls` (the search's results) leave
+ *   its controls as the answer wrote them: a morph keeps the nodes, and with them whatever was
+ *   typed or filled into them (the page control would ask the next search for this page).
  *
  * - Copying in one tap (`button[data-copy]`: an event's link, an agent's access token and
  *   configuration, a calendar address): the button copies the text of the element it names
@@ -140,6 +143,27 @@
       summary.closest("#results").scrollIntoView({ block: "start" });
     }
   }
+
+  /* A control as the answer wrote it: its value, its checks, its choices. */
+  function resetToAnswer(control) {
+    if (control.type === "checkbox" || control.type === "radio") {
+      control.checked = control.defaultChecked;
+    } else if (control.tagName === "SELECT") {
+      Array.prototype.forEach.call(control.options, function (option) {
+        option.selected = option.defaultSelected;
+      });
+    } else if ("defaultValue" in control) {
+      control.value = control.defaultValue;
+    }
+  }
+
+  // htmx's own event, so the WebMCP bridge's swaps (htmx.swap) are met the same way.
+  document.addEventListener("htmx:after:swap", function (event) {
+    var target = event.detail.ctx && event.detail.ctx.target;
+    if (target && target.matches && target.matches("[data-reset-controls]")) {
+      target.querySelectorAll("input, select, textarea").forEach(resetToAnswer);
+    }
+  });
 
   document.addEventListener("htmx:before:request", function (event) {
     var line = status(formOf(event));

@@ -89,6 +89,18 @@ def test_an_answer_arrives_once_the_page_offers_what_it_describes(js_tab):
     assert "save_event" in shown.page_tools  # "call save_event to keep it", says the answer
 
 
+def test_a_search_updates_the_result_lists_tool_in_place(js_tab):
+    """A search morphs the results: the result list's tool form stays the same element and
+    Chromium updates its choices, where a form put in anew is registered only once the next
+    frame is drawn (an agent's answer waits for that)."""
+    page = js_tab.page
+    js_tab.open("/events")
+    page.evaluate("() => { window.listed = document.querySelector('#results form[toolname]'); }")
+    found = js_tab.call("search_events", {"query": "kubernetes"})
+    assert event_ids_offered(found.page_tools["get_event_details"]) == [LATER_EVENT]
+    assert page.evaluate("() => document.querySelector('#results form[toolname]') === listed")
+
+
 def test_the_same_tool_can_be_called_again_at_once(js_tab):
     """The swap after a save keeps the save form (a morph): replacing it would cancel a call."""
     js_tab.open(f"/events/{LATER_EVENT}")
