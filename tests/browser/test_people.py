@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from urllib.parse import urlsplit
 
 import pytest
 from helpers import unique_email
 from playwright.sync_api import Locator
-from playwright.sync_api import Page
-from playwright.sync_api import Route
 from playwright.sync_api import expect
 
+from .visit import Held
 from .visit import Tab
 
 pytestmark = pytest.mark.browser
@@ -297,22 +295,6 @@ def test_this_weekend_in_taipei_is_two_taps_on_a_phone(tab):
     assert {first.weekday(), last.weekday()} <= {5, 6} and last.weekday() == 6
     chosen = page.locator("nav.quick-picks a[aria-current=true]")
     expect(chosen).to_have_text([tab.text("This weekend"), tab.text("Taipei")])
-
-
-class Held:
-    """The page's requests to `path` (in any language), held unanswered (a slow network)
-    until `release()`."""
-
-    def __init__(self, page: Page, path: str):
-        self.page = page
-        self.routes: list[Route] = []
-        self.matches = lambda url: urlsplit(url).path.endswith(path)
-        page.route(self.matches, lambda route: self.routes.append(route))
-
-    def release(self) -> None:
-        for route in self.routes:
-            route.continue_()
-        self.page.unroute(self.matches)
 
 
 SENDING = re.compile(r"\bhtmx-request\b")

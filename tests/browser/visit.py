@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from babel.support import NullTranslations
 from babel.support import Translations
@@ -17,6 +18,7 @@ from helpers import PROJECT_ROOT
 from helpers import unique_email
 from playwright.sync_api import Page
 from playwright.sync_api import Request
+from playwright.sync_api import Route
 
 from .agent import Agent
 from .agent import Answer
@@ -41,6 +43,22 @@ class Site:
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+
+class Held:
+    """The page's requests to `path` (in any language), held unanswered (a slow network)
+    until `release()`."""
+
+    def __init__(self, page: Page, path: str):
+        self.page = page
+        self.routes: list[Route] = []
+        self.matches = lambda url: urlsplit(url).path.endswith(path)
+        page.route(self.matches, lambda route: self.routes.append(route))
+
+    def release(self) -> None:
+        for route in self.routes:
+            route.continue_()
+        self.page.unroute(self.matches)
 
 
 class Tab:
