@@ -399,9 +399,18 @@ def test_the_form_an_agent_is_using_says_so_and_nothing_moves(js_tab):
     assert sentence
     assert said_before(form) == json.dumps(sentence, ensure_ascii=False)
     assert [part.bounding_box() for part in watched] == where
+    # On its way, what the form holds is dimmed, never the sentence (the form's own opacity).
+    assert opacity(form) == "1"
+    assert {opacity(part) for part in form.locator(":scope > *").all()} == {"0.75"}
     search.release()
     assert js_tab.agent.answer(call).status == "Completed"
     assert said_before(form) == "none"
+
+
+def opacity(element: Locator) -> str:
+    """The element's own computed opacity (an ancestor's does not show in it)."""
+    value: str = element.evaluate("element => getComputedStyle(element).opacity")
+    return value
 
 
 def said_before(form: Locator) -> str:
