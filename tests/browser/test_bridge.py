@@ -101,6 +101,46 @@ def test_a_search_updates_the_result_lists_tool_in_place(js_tab):
     assert page.evaluate("() => document.querySelector('#results form[toolname]') === listed")
 
 
+# How often the bridge asks Chromium for its tools (`getTools()`), and who had the focus when
+# htmx finished its swap. The warm-up asks once the page is idle, before any call.
+COUNT_TOOL_LISTS = """
+(() => {
+  window.toolLists = 0;
+  const context = document.modelContext;
+  const getTools = context.getTools.bind(context);
+  context.getTools = () => { window.toolLists++; return getTools(); };
+  document.addEventListener("htmx:after:swap", () => {
+    window.focusedAtSwap = document.activeElement.className;
+  });
+})();
+"""
+ROOMY_EVENT = "evt-webmcp-spec-reading"  # 200 seats: a review is always prepared
+
+
+def test_an_answer_that_changes_no_tool_does_not_wait_for_the_tools(js_tab):
+    """Preparing a registration shows the review beside the form and clears the form's error
+    messages, which htmx marks with its swap's classes: no tool changed, so the answer does
+    not ask Chromium for its tools (asking lays the page out, on the agent's time). The
+    review asks for the focus ([autofocus]) and gets it once the agent has its answer, not
+    within the swap. A search, which changes the result list's tool, does ask."""
+    page = js_tab.page
+    page.add_init_script(COUNT_TOOL_LISTS)
+    js_tab.open(f"/events/{ROOMY_EVENT}/register")
+    page.wait_for_function("() => window.toolLists >= 1")  # the warm-up's
+    page.evaluate("() => { window.toolLists = 0; }")
+    answer = js_tab.call("prepare_event_registration",
+                         {"attendee_name": "Ann Lee", "email": "ann@example.com"})
+    assert answer.output["status"] == "confirmation_required"
+    assert page.evaluate("window.toolLists") == 0
+    assert page.evaluate("window.focusedAtSwap") != "review"
+    page.wait_for_function("() => document.activeElement.classList.contains('review')")
+    js_tab.open("/events")
+    page.wait_for_function("() => window.toolLists >= 1")
+    page.evaluate("() => { window.toolLists = 0; }")
+    js_tab.call("search_events", {"query": "kubernetes"})
+    assert page.evaluate("window.toolLists") >= 1
+
+
 def test_the_same_tool_can_be_called_again_at_once(js_tab):
     """The swap after a save keeps the save form (a morph): replacing it would cancel a call."""
     js_tab.open(f"/events/{LATER_EVENT}")

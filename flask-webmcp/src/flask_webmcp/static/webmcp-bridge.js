@@ -53,6 +53,9 @@
   // How a partial starts (webmcp/partial.html): its result, then what people see.
   const RESULT_START = '<script type="application/ld+json">';
   const RESULT_END = "</script>";
+  // Attributes of how the page shows, never of what a tool is: htmx marks what it swaps with
+  // classes, and the bridge takes the [autofocus] of what it swaps in (see `swapLikeHtmx`).
+  const PRESENTATION = ["class", "style", "autofocus"];
   // htmx swap styles that put new nodes in place of the target, or of its content.
   const REPLACING_SWAPS = ["innerHTML", "outerHTML", "textContent", "delete"];
   // An answer waits for the tools its swap brought, but not forever (a form Chromium refuses).
@@ -128,9 +131,15 @@
     return REPLACING_SWAPS.includes(style) && place.target.contains(form);
   }
 
-  /* Whether a DOM change touched a tool's form or its controls (the tool may have changed). */
+  /* Whether a DOM change touched a tool's form or its controls (the tool may have changed).
+     A change of presentation is not one: htmx marks even an unchanged error message in a form
+     with its swap's classes (htmx-swapping, htmx-settling), and waiting for Chromium's tools
+     after such a swap made the agent wait for a layout of the page (`getTools()` lays it out). */
   function touchesTools(record) {
     const { target } = record;
+    if (record.type === "attributes" && PRESENTATION.includes(record.attributeName)) {
+      return false;
+    }
     const element = target.nodeType === Node.ELEMENT_NODE ? target : target.parentElement;
     if (element?.closest(TOOL_PARTS)) {
       return true;
@@ -141,21 +150,39 @@
   }
 
   /* Swap the partial with htmx's own swap (out-of-band parts included); resolves with whether
-     the swap touched a tool form. The history entry comes later (see `pushHistory`). */
+     the swap touched a tool form, and the element that asks for the focus ([autofocus]), to
+     be focused once the agent has its answer: htmx would focus it within the swap, and
+     focusing lays the page out at once, on the agent's time. The history entry comes later
+     too (see `pushHistory`). */
   async function swapLikeHtmx(form, place, html) {
     let toolsTouched = false;
+    let focusLater = null;
     const note = (records) => {
       toolsTouched ||= records.some(touchesTools);
+    };
+    // htmx focuses the first [autofocus] of each part it swapped in, right after this event.
+    const holdFocus = (event) => {
+      for (const node of event.detail?.newContent ?? []) {
+        if (node.nodeType !== Node.ELEMENT_NODE) {
+          continue;
+        }
+        const asking = [...(node.matches("[autofocus]") ? [node] : []),
+                        ...node.querySelectorAll("[autofocus]")];
+        focusLater = asking[0] ?? focusLater;
+        asking.forEach((element) => element.removeAttribute("autofocus"));
+      }
     };
     const watcher = new MutationObserver(note);
     watcher.observe(document.body,
                     { subtree: true, childList: true, attributes: true, characterData: true });
+    document.addEventListener("htmx:after:settle", holdFocus, true);
     try {
       await window.htmx.swap({ sourceElement: form, target: place.target, swap: place.swap,
                                text: html });
       note(watcher.takeRecords());
-      return toolsTouched;
+      return { toolsTouched, focusLater };
     } finally {
+      document.removeEventListener("htmx:after:settle", holdFocus, true);
       watcher.disconnect();
     }
   }
@@ -232,22 +259,25 @@
     });
   }
 
-  /* Put the answer where `placement` says; resolves once the page offers what it describes.
-     Rejects if it cannot (a target that is no valid selector, a swap that throws). */
+  /* Put the answer where `placement` says; resolves once the page offers what it describes,
+     with the element to focus once the agent has its answer (or null). Rejects if it cannot
+     (a target that is no valid selector, a swap that throws). */
   async function show(form, response, html) {
     const place = placement(form, response);
     if (!place.target || !window.htmx) {
-      return;
+      return null;
     }
     if (wouldRemove(place, form)) {
       const target = attr(form, "hx-target") || "the form";
       console.warn(`WebMCP bridge: not swapped: ${place.swap} of ${target} would remove the `
                    + "invoked form and cancel the call.");
-      return;
+      return null;
     }
-    if (await swapLikeHtmx(form, place, html)) {
+    const { toolsTouched, focusLater } = await swapLikeHtmx(form, place, html);
+    if (toolsTouched) {
       await toolsRegistered();
     }
+    return focusLater;
   }
 
   /* The history entry htmx would have pushed with the swap (hx-push-url), pushed by htmx once
@@ -288,6 +318,7 @@
   async function answer(form, submitter) {
     let request = null;
     let shown = false;
+    let focusLater = null;
     try {
       request = requestFor(form, submitter);
       const response = await fetch(request.url, request.init);
@@ -296,7 +327,10 @@
       // The page first shows what the answer describes. From here on the site has answered
       // (a POST has done what it did): a page that cannot show the answer is no reason to
       // tell the agent otherwise, so a failure to place or swap it still answers the result.
-      shown = await show(form, response, html).then(() => true, (error) => {
+      shown = await show(form, response, html).then((element) => {
+        focusLater = element;
+        return true;
+      }, (error) => {
         console.warn("WebMCP bridge: the answer was not shown:", error);
         return false;
       });
@@ -309,6 +343,9 @@
       // After the answer has gone (respondWith's reaction runs first).
       setTimeout(() => {
         if (shown) {
+          if (focusLater?.isConnected) {
+            focusLater.focus();
+          }
           pushHistory(form, request);
         }
       }, 0);
